@@ -1,0 +1,106 @@
+import { NetworkBuffer, type BufferRecycler } from './NetworkBuffer.js';
+import type { NetworkBufferPool } from './NetworkBufferPool.js';
+
+type Waiter = { resolve: (buffer: NetworkBuffer) => void; reject: (error: Error) => void };
+
+/**
+ * A bounded pool carved from the NetworkBufferPool for one partition or input gate:
+ * it holds at least `min` buffers (reserved up front) and at most `max`. A request
+ * on an exhausted pool waits until a buffer is recycled: that wait is backpressure.
+ */
+export class BufferPool implements BufferRecycler {
+  private readonly available: Buffer[] = [];
+  private readonly waiters: Waiter[] = [];
+  /** Segments this pool holds: available plus handed out. */
+  private owned = 0;
+  private destroyed = false;
+
+  constructor(
+    private readonly global: NetworkBufferPool,
+    readonly min: number,
+    readonly max: number,
+    readonly name = 'buffer pool',
+  ) {
+    if (!(min >= 0 && max >= Math.max(1, min))) {
+      throw new RangeError(`${name}: bad bounds min=${min} max=${max}`);
+    }
+    global.reserve(min);
+  }
+
+  get segmentSize(): number {
+    return this.global.segmentSize;
+  }
+
+  /** Buffers handed out and not yet recycled. */
+  get buffersInUse(): number {
+    return this.owned - this.available.length;
+  }
+
+  get isDestroyed(): boolean {
+    return this.destroyed;
+  }
+
+  /** A buffer now, or null when the pool is exhausted. */
+  requestBuffer(): NetworkBuffer | null {
+    if (this.destroyed) throw new Error(`${this.name} is destroyed`);
+    const segment = this.available.pop() ?? this.borrow();
+    return segment ? new NetworkBuffer(segment, this) : null;
+  }
+
+  /** A buffer, waiting for one to be recycled when the pool is exhausted. */
+  requestBufferAsync(): Promise<NetworkBuffer> {
+    const buffer = this.requestBuffer();
+    if (buffer) return Promise.resolve(buffer);
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      if (this.owned < this.max) this.global.awaitSegment(this);
+    });
+  }
+
+  /** Takes a recycled segment back: to a waiter first, then above-minimum memory to the global pool. */
+  recycle(segment: Buffer): void {
+    if (this.destroyed) {
+      this.returnToGlobal(segment);
+      return;
+    }
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      if (this.waiters.length === 0) this.global.cancelAwait(this);
+      waiter.resolve(new NetworkBuffer(segment, this));
+    } else if (this.owned > this.min) this.returnToGlobal(segment);
+    else this.available.push(segment);
+  }
+
+  /** Called by the global pool with a returned segment; true if this pool took it. */
+  offer(segment: Buffer): boolean {
+    if (this.destroyed || this.waiters.length === 0 || this.owned >= this.max) return false;
+    if (!this.global.claim(this.owned >= this.min)) return false;
+    this.owned++;
+    this.waiters.shift()!.resolve(new NetworkBuffer(segment, this));
+    if (this.waiters.length === 0 || this.owned >= this.max) this.global.cancelAwait(this);
+    return true;
+  }
+
+  /** Returns the pool's memory; buffers still out return to the global pool when recycled. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.global.cancelAwait(this);
+    for (const segment of this.available.splice(0)) this.returnToGlobal(segment);
+    this.global.unreserve(this.min);
+    const error = new Error(`${this.name} was destroyed while waiting for a buffer`);
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+
+  private borrow(): Buffer | null {
+    if (this.owned >= this.max) return null;
+    const segment = this.global.take(this.owned >= this.min);
+    if (segment) this.owned++;
+    return segment;
+  }
+
+  private returnToGlobal(segment: Buffer): void {
+    this.owned--;
+    this.global.give(segment, this.owned >= this.min);
+  }
+}

@@ -1,0 +1,170 @@
+import { stableHash } from './StableHash.js';
+
+/** Picks the channel (subpartition) of each record; a broadcast selector sends every record to all. */
+export interface ChannelSelector<T> {
+  readonly isBroadcast: boolean;
+  /** Fixes the number of channels before the first record. */
+  setup(numberOfChannels: number): void;
+  selectChannel(record: T): number;
+}
+
+export type KeySelector<T> = (record: T) => unknown;
+
+export const DEFAULT_MAX_PARALLELISM = 128;
+
+/** One-to-one: every record to the single consumer. */
+export class ForwardSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = false;
+
+  setup(numberOfChannels: number): void {
+    if (numberOfChannels !== 1) throw new Error(`forward needs exactly 1 channel, not ${numberOfChannels}`);
+  }
+
+  selectChannel(): number {
+    return 0;
+  }
+}
+
+/** Round-robin, starting at a given channel so that parallel producers do not all start at 0. */
+export class RebalanceSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = false;
+  private n = 1;
+  private next: number;
+
+  constructor(start = 0) {
+    this.next = start;
+  }
+
+  setup(numberOfChannels: number): void {
+    checkChannels(numberOfChannels);
+    this.n = numberOfChannels;
+    this.next %= numberOfChannels;
+  }
+
+  selectChannel(): number {
+    const channel = this.next;
+    this.next = channel + 1 === this.n ? 0 : channel + 1;
+    return channel;
+  }
+}
+
+/**
+ * Flink's key groups: keyGroup = stableHash(key) mod maxParallelism, and channel =
+ * floor(keyGroup * n / maxParallelism). A key group never splits, so rescaling moves
+ * whole key groups and keeps every key together.
+ */
+export class KeyGroupSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = false;
+  private n = 1;
+
+  constructor(
+    private readonly key: KeySelector<T>,
+    readonly maxParallelism = DEFAULT_MAX_PARALLELISM,
+  ) {
+    if (!Number.isInteger(maxParallelism) || maxParallelism < 1) {
+      throw new RangeError(`max parallelism must be a positive integer, not ${maxParallelism}`);
+    }
+  }
+
+  setup(numberOfChannels: number): void {
+    checkChannels(numberOfChannels);
+    if (numberOfChannels > this.maxParallelism) {
+      throw new RangeError(`${numberOfChannels} channels exceed max parallelism ${this.maxParallelism}`);
+    }
+    this.n = numberOfChannels;
+  }
+
+  selectChannel(record: T): number {
+    return channelForKey(this.key(record), this.n, this.maxParallelism);
+  }
+}
+
+export function keyGroupOf(key: unknown, maxParallelism = DEFAULT_MAX_PARALLELISM): number {
+  return stableHash(key) % maxParallelism;
+}
+
+export function channelForKey(key: unknown, n: number, maxParallelism = DEFAULT_MAX_PARALLELISM): number {
+  return Math.floor((keyGroupOf(key, maxParallelism) * n) / maxParallelism);
+}
+
+/** Orders keys for range partitioning: numbers by value, strings by code units. */
+export type KeyComparator = (a: unknown, b: unknown) => number;
+
+export const naturalOrder: KeyComparator = (a, b) => {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = String(a);
+  const y = String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** n-1 sorted boundaries split the key space into n ranges: channel i takes keys below boundary i. */
+export class RangeSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = false;
+
+  constructor(
+    private readonly key: KeySelector<T>,
+    private readonly boundaries: readonly unknown[],
+    private readonly compare: KeyComparator = naturalOrder,
+  ) {
+    for (let i = 1; i < boundaries.length; i++) {
+      if (compare(boundaries[i - 1], boundaries[i]) > 0) throw new Error('range boundaries are not sorted');
+    }
+  }
+
+  setup(numberOfChannels: number): void {
+    checkChannels(numberOfChannels);
+    if (this.boundaries.length !== numberOfChannels - 1) {
+      throw new Error(`${numberOfChannels} channels need ${numberOfChannels - 1} boundaries, not ${this.boundaries.length}`);
+    }
+  }
+
+  selectChannel(record: T): number {
+    const key = this.key(record);
+    let lo = 0;
+    let hi = this.boundaries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(key, this.boundaries[mid]) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+}
+
+/** Every record to every channel. */
+export class BroadcastSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = true;
+
+  setup(numberOfChannels: number): void {
+    checkChannels(numberOfChannels);
+  }
+
+  selectChannel(): number {
+    throw new Error('a broadcast selector selects all channels');
+  }
+}
+
+/** A user function of (record, numberOfChannels); its answer is checked. */
+export class CustomSelector<T> implements ChannelSelector<T> {
+  readonly isBroadcast = false;
+  private n = 1;
+
+  constructor(private readonly select: (record: T, numberOfChannels: number) => number) {}
+
+  setup(numberOfChannels: number): void {
+    checkChannels(numberOfChannels);
+    this.n = numberOfChannels;
+  }
+
+  selectChannel(record: T): number {
+    const channel = this.select(record, this.n);
+    if (!Number.isInteger(channel) || channel < 0 || channel >= this.n) {
+      throw new RangeError(`custom selector chose channel ${channel} of ${this.n}`);
+    }
+    return channel;
+  }
+}
+
+function checkChannels(n: number): void {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`number of channels must be a positive integer, not ${n}`);
+}
