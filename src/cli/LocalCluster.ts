@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { callJson } from '../job/Http.js';
+
+const MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+
+export interface LocalClusterOptions {
+  taskManagers: number;
+  slots: number;
+  port?: number;
+  memory?: string;
+  heartbeatTimeoutMs?: number;
+  /** Passed to every process. */
+  extraArgs?: string[];
+  /** Where the children write; 'inherit' shows their logs. */
+  stdio?: 'inherit' | 'ignore' | 'pipe';
+}
+
+/**
+ * A JobManager and N TaskManager child processes of the `spillway` command, real
+ * TCP between them. stop() ends them all; so does the end of this process.
+ */
+export class LocalCluster {
+  readonly processes: ChildProcess[] = [];
+  url = '';
+
+  constructor(private readonly options: LocalClusterOptions) {}
+
+  async start(): Promise<string> {
+    const port = this.options.port ?? 0;
+    const jm = this.spawn(['jobmanager', '--port', String(port), ...this.heartbeatArgs()], true);
+    this.url = await announcedUrl(jm);
+    for (let i = 0; i < this.options.taskManagers; i++) {
+      const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots)];
+      if (this.options.memory) args.push('--memory', this.options.memory);
+      this.spawn(args);
+    }
+    await this.waitForTaskManagers();
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.processes.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+          }),
+      ),
+    );
+  }
+
+  private heartbeatArgs(): string[] {
+    return this.options.heartbeatTimeoutMs ? ['--heartbeat-timeout', String(this.options.heartbeatTimeoutMs)] : [];
+  }
+
+  private spawn(args: string[], captureStdout = false): ChildProcess {
+    const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
+    const child = spawn(process.execPath, [MAIN, ...args, ...(this.options.extraArgs ?? [])], {
+      stdio: ['ignore', captureStdout ? 'pipe' : output, output],
+    });
+    this.processes.push(child);
+    process.once('exit', () => child.kill('SIGKILL'));
+    return child;
+  }
+
+  private async waitForTaskManagers(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { taskmanagers } = await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`);
+      if (taskmanagers.length >= this.options.taskManagers) return;
+      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${this.options.taskManagers} taskmanagers registered`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** The JobManager prints `listening on URL` once it serves. */
+function announcedUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      if (match) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(match[1]);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the jobmanager exited with ${code} before it listened: ${seen}`)));
+  });
+}

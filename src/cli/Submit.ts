@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { callJson } from '../job/Http.js';
+
+export interface SubmitOptions {
+  target: string;
+  jobManager: string;
+  params: string[];
+  parallelism?: number;
+  exchange?: string;
+  wait: boolean;
+}
+
+interface JobStatus {
+  id: string;
+  state: string;
+  error?: string;
+  durationMs: number;
+  progress: number;
+  counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
+}
+
+/** `spillway submit`: a built-in job by name, or a module file uploaded first; with --wait, follows it to the end. */
+export async function submit(options: SubmitOptions): Promise<number> {
+  const jm = options.jobManager.replace(/\/$/, '');
+  const body: Record<string, unknown> = { params: parseParams(options.params) };
+  if (options.parallelism !== undefined) body.parallelism = options.parallelism;
+  if (options.exchange !== undefined) body.exchange = options.exchange;
+  if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
+    const source = fs.readFileSync(options.target, 'utf8');
+    const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });
+    body.module = hash;
+    body.name = path.basename(options.target).replace(/\.[cm]?js$/, '');
+  } else {
+    body.job = options.target;
+  }
+  const { id } = await callJson<{ id: string }>('POST', `${jm}/jobs`, body);
+  console.log(`submitted ${id}`);
+  if (!options.wait) return 0;
+  const status = await follow(`${jm}/jobs/${id}`);
+  const seconds = status.durationMs / 1000;
+  const records = status.counters.recordsIn;
+  console.log(`${id} ${status.state} in ${seconds.toFixed(2)} s; ${records} records shuffled (${Math.round(records / Math.max(seconds, 1e-3))} records/s, ${(status.counters.bytesIn / 1048576 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s)`);
+  if (status.error) console.log(`error: ${status.error}`);
+  if (status.state === 'FINISHED') console.log(`result: ${jm}/jobs/${id}/result`);
+  return status.state === 'FINISHED' ? 0 : 1;
+}
+
+async function follow(url: string): Promise<JobStatus> {
+  const tty = process.stdout.isTTY;
+  for (;;) {
+    const status = await callJson<JobStatus>('GET', url);
+    if (tty) process.stdout.write(`\r${progressBar(status.progress)} ${status.state} ${status.counters.recordsIn} records `);
+    if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) {
+      if (tty) process.stdout.write('\n');
+      return status;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function progressBar(fraction: number, width = 30): string {
+  const done = Math.round(fraction * width);
+  return `[${'#'.repeat(done)}${'-'.repeat(width - done)}] ${Math.round(fraction * 100)}%`;
+}
+
+/** k=v pairs; a value that reads as a number is one. */
+export function parseParams(pairs: string[]): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`--param wants k=v, not "${pair}"`);
+    const value = pair.slice(eq + 1);
+    params[pair.slice(0, eq)] = value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+  }
+  return params;
+}

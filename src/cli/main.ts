@@ -1,0 +1,116 @@
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { JobManager } from '../jobmanager/JobManager.js';
+import { TaskManager } from '../taskmanager/TaskManager.js';
+import { LocalCluster } from './LocalCluster.js';
+import { parseSize } from './Size.js';
+import { submit } from './Submit.js';
+
+const USAGE = `usage:
+  spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS]
+  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--spill-dir DIR] [--host 127.0.0.1]
+  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--port 8081]
+  spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
+                  [--exchange pipelined|blocking] [--wait]`;
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'heartbeat-timeout': { type: 'string' },
+  jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
+  slots: { type: 'string', default: '2' },
+  memory: { type: 'string', default: '256mb' },
+  'spill-dir': { type: 'string' },
+  taskmanagers: { type: 'string', default: '2' },
+  param: { type: 'string', multiple: true },
+  parallelism: { type: 'string' },
+  exchange: { type: 'string' },
+  wait: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function positiveInt(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, not "${text}"`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  const [command, target] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  switch (command) {
+    case 'jobmanager': {
+      const jm = new JobManager({
+        host: values.host,
+        port: values.port === undefined ? 8081 : Number(values.port),
+        heartbeatTimeoutMs: values['heartbeat-timeout'] === undefined ? undefined : positiveInt('heartbeat-timeout', values['heartbeat-timeout']),
+      });
+      const url = await jm.listen();
+      console.log(`spillway jobmanager listening on ${url}`);
+      onSignal(() => jm.close());
+      return -1;
+    }
+    case 'taskmanager': {
+      const tm = new TaskManager({
+        jobManager: values.jobmanager,
+        slots: positiveInt('slots', values.slots),
+        memory: parseSize(values.memory),
+        host: values.host,
+        spillDir: values['spill-dir'] ?? path.join(os.tmpdir(), `spillway-tm-${process.pid}`),
+      });
+      await tm.start();
+      console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);
+      onSignal(() => tm.stop());
+      return -1;
+    }
+    case 'local': {
+      const cluster = new LocalCluster({
+        taskManagers: positiveInt('taskmanagers', values.taskmanagers),
+        slots: positiveInt('slots', values.slots),
+        memory: values.memory,
+        port: values.port === undefined ? 8081 : Number(values.port),
+      });
+      onSignal(() => cluster.stop());
+      const url = await cluster.start();
+      console.log(`spillway local cluster: jobmanager ${url}, ${values.taskmanagers} taskmanagers; Ctrl-C stops it`);
+      return -1;
+    }
+    case 'submit': {
+      if (!target) throw new Error('submit needs a job name or a module file');
+      return submit({
+        target,
+        jobManager: values.jobmanager,
+        params: values.param ?? [],
+        parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
+        exchange: values.exchange,
+        wait: values.wait,
+      });
+    }
+    default:
+      throw new Error(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+/** Stops cleanly on SIGINT/SIGTERM, then exits. */
+function onSignal(stop: () => Promise<void>): void {
+  const handler = (): void => {
+    stop().finally(() => process.exit(0));
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: Error) => {
+    console.error(`spillway: ${error.message}`);
+    process.exit(1);
+  },
+);

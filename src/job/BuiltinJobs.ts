@@ -1,0 +1,17 @@
+import type { JobDefinition } from './JobDefinition.js';
+import { join } from './builtins/Join.js';
+import { sort } from './builtins/Sort.js';
+import { synthetic } from './builtins/Synthetic.js';
+import { wordCount } from './builtins/WordCount.js';
+
+/** The jobs submitted by name, each a function of its JSON params. */
+export const BUILTIN_JOBS: Readonly<Record<string, (params: Record<string, unknown>) => JobDefinition>> = {
+  wordcount: wordCount,
+  sort,
+  join,
+  synthetic,
+};
+
+export function isBuiltinJob(name: string): boolean {
+  return Object.hasOwn(BUILTIN_JOBS, name);
+}

@@ -1,0 +1,157 @@
+/**
+ * What a user writes: a job is a small DAG of stages. A stage reads a source or the
+ * outputs of earlier stages (each input an exchange), runs a chain of record
+ * operators in one task with no serialization between them, and ends in a sink or
+ * feeds later stages.
+ */
+
+export type Key = unknown;
+export type KeyFn = (record: unknown) => Key;
+
+export type Operator =
+  | { map: (record: unknown) => unknown }
+  | { flatMap: (record: unknown) => Iterable<unknown> }
+  | { filter: (record: unknown) => boolean }
+  /** Keyed aggregation over the whole input; must be associative and commutative, so it is also applied map-side. */
+  | { reduceByKey: { key: KeyFn; reduce: (a: unknown, b: unknown) => unknown } }
+  /** Folds the task's records into one value, emitted at the end of its input. */
+  | { aggregate: { zero: () => unknown; add: (accumulator: unknown, record: unknown) => unknown } }
+  /** Sorts the task's records by key at the end of its input. */
+  | { sortBy: { key: KeyFn } }
+  /** Hash join of input 0 (build side) and input 1 (probe side) on their keys; must be the first operator. */
+  | { join: { keys: [KeyFn, KeyFn]; combine: (left: unknown, right: unknown) => unknown } };
+
+export type Partitioning =
+  | { type: 'hash'; key: KeyFn }
+  | { type: 'range'; key: KeyFn; boundaries: (parallelism: number) => unknown[] }
+  | { type: 'rebalance' }
+  | { type: 'forward' }
+  | { type: 'broadcast' };
+
+export interface StageInput {
+  from: string;
+  partitioning: Partitioning;
+}
+
+export type Source =
+  /** Lines of a text file, a folder of them or a glob, split across subtasks by file and byte range. */
+  | { text: string }
+  /** Records a function generates for subtask i of n. */
+  | { generate: (subtask: number, parallelism: number) => Iterable<unknown> };
+
+export type Sink =
+  /** Records go to the JobManager: GET /jobs/:id/result. */
+  | { collect: true }
+  /** One file per subtask, part-00000...; [key, value] records as key<TAB>value. */
+  | { text: string };
+
+export interface StageDefinition {
+  name: string;
+  source?: Source;
+  inputs?: StageInput[];
+  operators?: Operator[];
+  sink?: Sink;
+  /** Defaults to the job's parallelism, which bounds it. */
+  parallelism?: number;
+}
+
+export interface JobDefinition {
+  name: string;
+  stages: StageDefinition[];
+}
+
+/** A user's module exports a JobDefinition, or a function of the submitted params that returns one. */
+export type JobModule = JobDefinition | ((params: Record<string, unknown>) => JobDefinition);
+
+export function defineJob(module: JobModule, params: Record<string, unknown>): JobDefinition {
+  return typeof module === 'function' ? module(params) : module;
+}
+
+/** A job that breaks a rule: the message names the problem. */
+export class InvalidJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidJobError';
+  }
+}
+
+/**
+ * Checks the graph before anything runs: names unique, inputs exist, acyclic, each
+ * stage has exactly one of source or inputs, every sink reachable from a source,
+ * parallelism a positive integer. Returns the stages in topological order.
+ */
+export function validateJob(job: JobDefinition, parallelism: number): StageDefinition[] {
+  if (!job || typeof job !== 'object' || !Array.isArray(job.stages)) {
+    throw new InvalidJobError('a job needs a list of stages');
+  }
+  if (!Number.isInteger(parallelism) || parallelism < 1) {
+    throw new InvalidJobError(`parallelism must be a positive integer, not ${parallelism}`);
+  }
+  const byName = new Map<string, StageDefinition>();
+  for (const stage of job.stages) {
+    if (!stage || typeof stage.name !== 'string' || stage.name === '') throw new InvalidJobError('every stage needs a name');
+    if (byName.has(stage.name)) throw new InvalidJobError(`stage name "${stage.name}" is used twice`);
+    byName.set(stage.name, stage);
+  }
+  for (const stage of job.stages) checkStage(stage, byName, parallelism);
+  const order = topologicalOrder(job.stages, byName);
+  checkReachability(job.stages);
+  return order;
+}
+
+function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>, parallelism: number): void {
+  const inputs = stage.inputs ?? [];
+  if ((stage.source ? 1 : 0) + (inputs.length > 0 ? 1 : 0) !== 1) {
+    throw new InvalidJobError(`stage "${stage.name}" needs either a source or inputs`);
+  }
+  for (const input of inputs) {
+    if (!byName.has(input.from)) throw new InvalidJobError(`stage "${stage.name}" reads unknown stage "${input.from}"`);
+    const type = input.partitioning?.type;
+    if (!['hash', 'range', 'rebalance', 'forward', 'broadcast'].includes(type)) {
+      throw new InvalidJobError(`stage "${stage.name}": unknown partitioning "${type}"`);
+    }
+  }
+  const p = stage.parallelism ?? parallelism;
+  if (!Number.isInteger(p) || p < 1) throw new InvalidJobError(`stage "${stage.name}": parallelism must be a positive integer, not ${p}`);
+  if (p > parallelism) throw new InvalidJobError(`stage "${stage.name}": parallelism ${p} exceeds the job's ${parallelism}`);
+  const operators = stage.operators ?? [];
+  operators.forEach((op, i) => {
+    if ('join' in op && (i !== 0 || inputs.length !== 2)) {
+      throw new InvalidJobError(`stage "${stage.name}": join must be the first operator of a stage with two inputs`);
+    }
+  });
+  if (inputs.length > 1 && !('join' in (operators[0] ?? {}))) {
+    throw new InvalidJobError(`stage "${stage.name}" has ${inputs.length} inputs; only a join reads more than one`);
+  }
+}
+
+function topologicalOrder(stages: StageDefinition[], byName: Map<string, StageDefinition>): StageDefinition[] {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const order: StageDefinition[] = [];
+  const visit = (stage: StageDefinition, path: string[]): void => {
+    const seen = state.get(stage.name);
+    if (seen === 'done') return;
+    if (seen === 'visiting') {
+      const cycle = [...path.slice(path.indexOf(stage.name)), stage.name].join(' -> ');
+      throw new InvalidJobError(`the job graph has a cycle: ${cycle}`);
+    }
+    state.set(stage.name, 'visiting');
+    for (const input of stage.inputs ?? []) visit(byName.get(input.from)!, [...path, stage.name]);
+    state.set(stage.name, 'done');
+    order.push(stage);
+  };
+  for (const stage of stages) visit(stage, []);
+  return order;
+}
+
+function checkReachability(stages: StageDefinition[]): void {
+  const sinks = stages.filter((s) => s.sink);
+  if (sinks.length === 0) throw new InvalidJobError('the job has no sink');
+  const consumed = new Set(stages.flatMap((s) => (s.inputs ?? []).map((i) => i.from)));
+  for (const stage of stages) {
+    if (!stage.sink && !consumed.has(stage.name)) {
+      throw new InvalidJobError(`stage "${stage.name}" has neither a sink nor a stage reading it`);
+    }
+  }
+  // Every stage has a source or inputs and the graph is acyclic, so every sink is reachable from a source.
+}

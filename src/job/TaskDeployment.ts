@@ -1,0 +1,56 @@
+import type { PartitionType } from '../network/partition/ResultPartition.js';
+
+/** Where a partition lives: a TaskManager and its data port. */
+export interface PartitionLocation {
+  taskManagerId: string;
+  host: string;
+  dataPort: number;
+}
+
+/** Which job code a task runs: a built-in by name, or an uploaded module by content hash. */
+export interface JobReference {
+  builtin?: string;
+  module?: string;
+  params: Record<string, unknown>;
+}
+
+/** One input edge of a task: a channel per producer subtask, reading this task's subpartition. */
+export interface InputGateDescriptor {
+  exchange: PartitionType;
+  channels: { partitionId: string; subpartition: number; location: PartitionLocation | null }[];
+}
+
+/** One output edge of a task: the partition it fills for the consuming stage. */
+export interface OutputDescriptor {
+  partitionId: string;
+  consumerStage: string;
+  /** Which input of the consuming stage this edge is. */
+  consumerInput: number;
+  numSubpartitions: number;
+  type: PartitionType;
+}
+
+/** Everything a TaskManager needs to run one subtask. */
+export interface TaskDeploymentDescriptor {
+  jobId: string;
+  taskId: string;
+  stage: string;
+  subtask: number;
+  /** The stage's parallelism. */
+  parallelism: number;
+  /** The job's parallelism, which the job definition was validated with. */
+  jobParallelism: number;
+  job: JobReference;
+  inputs: InputGateDescriptor[];
+  outputs: OutputDescriptor[];
+  bufferTimeout: number;
+}
+
+export type TaskState = 'DEPLOYING' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+
+export interface TaskCounters {
+  recordsIn: number;
+  bytesIn: number;
+  recordsOut: number;
+  bytesOut: number;
+}

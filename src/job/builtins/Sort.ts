@@ -1,0 +1,42 @@
+import { seededRandom } from '../Corpus.js';
+import type { JobDefinition, Sink } from '../JobDefinition.js';
+import { numberParam, requireString } from './WordCount.js';
+
+export type SortRecord = [key: number, value: string];
+
+export const SORT_KEY_RANGE = 2 ** 31;
+
+/** The records the sort job generates: keys uniform in [0, 2^31), record i's value names it. */
+export function* sortInput(records: number, seed: number, subtask = 0, parallelism = 1): Generator<SortRecord> {
+  const from = Math.floor((subtask * records) / parallelism);
+  const to = Math.floor(((subtask + 1) * records) / parallelism);
+  const random = seededRandom(seed + subtask);
+  for (let i = from; i < to; i++) yield [Math.floor(random() * SORT_KEY_RANGE), `r${i}`];
+}
+
+/**
+ * Keyed records range-partitioned (evenly spaced boundaries over the key range) and
+ * sorted in each task: the part files read in order are globally sorted.
+ */
+export function sort(params: Record<string, unknown>): JobDefinition {
+  const records = Math.floor(numberParam(params, 'records', 1_000_000));
+  const seed = Math.floor(numberParam(params, 'seed', 1));
+  const sink: Sink = params.output === undefined ? { collect: true } : { text: requireString(params, 'output') };
+  const key = (r: unknown): number => (r as SortRecord)[0];
+  return {
+    name: 'sort',
+    stages: [
+      { name: 'generate', source: { generate: (subtask, parallelism) => sortInput(records, seed, subtask, parallelism) } },
+      {
+        name: 'sort',
+        inputs: [{ from: 'generate', partitioning: { type: 'range', key, boundaries: evenBoundaries } }],
+        operators: [{ sortBy: { key } }],
+        sink,
+      },
+    ],
+  };
+}
+
+function evenBoundaries(parallelism: number): number[] {
+  return Array.from({ length: parallelism - 1 }, (_, i) => Math.floor(((i + 1) * SORT_KEY_RANGE) / parallelism));
+}

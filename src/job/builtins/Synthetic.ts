@@ -1,0 +1,53 @@
+import type { JobDefinition } from '../JobDefinition.js';
+import { numberParam } from './WordCount.js';
+
+export interface SyntheticRecord {
+  key: number;
+  payload: string;
+}
+
+/** [records counted, distinct keys] of one counting subtask. */
+export type SyntheticSummary = [records: number, keys: number];
+
+/**
+ * The benchmark workload: `records` records of about `recordSize` bytes over `keys`
+ * keys (record i has key i mod keys), shuffled by key and counted per key. Nothing
+ * is combined before the exchange: every record crosses it.
+ */
+export function synthetic(params: Record<string, unknown>): JobDefinition {
+  const records = Math.floor(numberParam(params, 'records', 1_000_000));
+  const recordSize = Math.floor(numberParam(params, 'recordSize', 100, 16));
+  const keys = Math.floor(numberParam(params, 'keys', 100_000, 1));
+  // msgpack adds about 12 bytes of structure around the key and the payload.
+  const payload = 'x'.repeat(Math.max(0, recordSize - 16));
+  return {
+    name: 'synthetic',
+    stages: [
+      {
+        name: 'generate',
+        source: { generate: (subtask, parallelism) => generate(records, keys, payload, subtask, parallelism) },
+      },
+      {
+        name: 'count',
+        inputs: [{ from: 'generate', partitioning: { type: 'hash', key: (r) => (r as SyntheticRecord).key } }],
+        operators: [
+          { map: (r) => [(r as SyntheticRecord).key, 1] },
+          { reduceByKey: { key: (r) => (r as [number, number])[0], reduce: (a, b) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]] } },
+          {
+            aggregate: {
+              zero: (): SyntheticSummary => [0, 0],
+              add: (acc, r) => [(acc as SyntheticSummary)[0] + (r as number[])[1], (acc as SyntheticSummary)[1] + 1],
+            },
+          },
+        ],
+        sink: { collect: true },
+      },
+    ],
+  };
+}
+
+function* generate(records: number, keys: number, payload: string, subtask: number, parallelism: number): Generator<SyntheticRecord> {
+  const from = Math.floor((subtask * records) / parallelism);
+  const to = Math.floor(((subtask + 1) * records) / parallelism);
+  for (let i = from; i < to; i++) yield { key: i % keys, payload };
+}

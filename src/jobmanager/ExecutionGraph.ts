@@ -1,0 +1,162 @@
+import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
+import type { JobReference, TaskCounters, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
+import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { PartitionTracker } from './PartitionTracker.js';
+import type { TaskManagerInfo } from './TaskManagerRegistry.js';
+
+/** One subtask of a stage, placed on a TaskManager. */
+export interface ExecutionVertex {
+  taskId: string;
+  stage: string;
+  subtask: number;
+  parallelism: number;
+  taskManagerId: string;
+  state: TaskState | 'CREATED';
+  error?: string;
+  counters: TaskCounters;
+}
+
+/** An exchange between two stages: one partition per producer subtask. */
+export interface ExecutionEdge {
+  index: number;
+  from: string;
+  to: string;
+  /** Which input of the consuming stage. */
+  input: number;
+  type: PartitionType;
+}
+
+/** instance i of n on worker floor(i*w/n): contiguous blocks, the same on every run. */
+export function ownerOf(instance: number, n: number, workers: number): number {
+  return Math.floor((instance * workers) / n);
+}
+
+/**
+ * A validated job expanded to subtasks, partitions and channels, with slot sharing
+ * (subtask i of every stage shares slot i) and deterministic placement of slot i
+ * on TaskManager floor(i*w/p), so forward edges stay local.
+ */
+export class ExecutionGraph {
+  readonly stages: StageDefinition[];
+  readonly edges: ExecutionEdge[] = [];
+  readonly vertices = new Map<string, ExecutionVertex>();
+  /** Stages connected by pipelined edges, deployed together; in topological order. */
+  readonly regions: string[][];
+
+  constructor(
+    readonly jobId: string,
+    readonly definition: JobDefinition,
+    readonly parallelism: number,
+    exchange: PartitionType,
+    readonly job: JobReference,
+    readonly taskManagers: TaskManagerInfo[],
+    readonly bufferTimeout: number,
+  ) {
+    this.stages = validateJob(definition, parallelism);
+    for (const stage of this.stages) {
+      (stage.inputs ?? []).forEach((input, i) => {
+        this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type: exchange });
+      });
+      const p = this.stageParallelism(stage.name);
+      for (let subtask = 0; subtask < p; subtask++) {
+        const taskId = `${jobId}.${stage.name}.${subtask}`;
+        const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
+        const counters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+        this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, state: 'CREATED', counters });
+      }
+    }
+    this.regions = this.pipelinedRegions();
+  }
+
+  /** Slots each TaskManager must give this job. */
+  slotsNeeded(): Map<string, number> {
+    const needed = new Map<string, number>();
+    for (let slot = 0; slot < this.parallelism; slot++) {
+      const id = this.taskManagers[ownerOf(slot, this.parallelism, this.taskManagers.length)].id;
+      needed.set(id, (needed.get(id) ?? 0) + 1);
+    }
+    return needed;
+  }
+
+  stageParallelism(stage: string): number {
+    return this.stages.find((s) => s.name === stage)!.parallelism ?? this.parallelism;
+  }
+
+  verticesOf(stage: string): ExecutionVertex[] {
+    return [...this.vertices.values()].filter((v) => v.stage === stage);
+  }
+
+  partitionId(edge: ExecutionEdge, producerSubtask: number): string {
+    return `${this.jobId}/${edge.index}/${producerSubtask}`;
+  }
+
+  /** Registers every partition with the tracker: producer, consumers and where it will live. */
+  trackPartitions(tracker: PartitionTracker): void {
+    for (const edge of this.edges) {
+      const consumers = this.verticesOf(edge.to).map((v) => v.taskId);
+      for (const producer of this.verticesOf(edge.from)) {
+        tracker.track({
+          id: this.partitionId(edge, producer.subtask),
+          jobId: this.jobId,
+          type: edge.type,
+          producerTask: producer.taskId,
+          consumerTasks: consumers,
+          taskManagerId: producer.taskManagerId,
+        });
+      }
+    }
+  }
+
+  /** A region may start once every blocking partition it reads has finished. */
+  isDeployable(region: string[], tracker: PartitionTracker): boolean {
+    return this.edges
+      .filter((e) => region.includes(e.to) && !region.includes(e.from))
+      .every((e) => this.verticesOf(e.from).every((v) => tracker.get(this.partitionId(e, v.subtask))?.ready === true));
+  }
+
+  descriptor(vertex: ExecutionVertex, tracker: PartitionTracker): TaskDeploymentDescriptor {
+    const inputs = this.edges
+      .filter((e) => e.to === vertex.stage)
+      .sort((a, b) => a.input - b.input)
+      .map((edge) => ({
+        exchange: edge.type,
+        channels: this.verticesOf(edge.from).map((producer) => {
+          const partitionId = this.partitionId(edge, producer.subtask);
+          return { partitionId, subpartition: vertex.subtask, location: tracker.get(partitionId)?.location ?? null };
+        }),
+      }));
+    const outputs = this.edges
+      .filter((e) => e.from === vertex.stage)
+      .map((edge) => ({
+        partitionId: this.partitionId(edge, vertex.subtask),
+        consumerStage: edge.to,
+        consumerInput: edge.input,
+        numSubpartitions: this.stageParallelism(edge.to),
+        type: edge.type,
+      }));
+    return {
+      jobId: this.jobId,
+      taskId: vertex.taskId,
+      stage: vertex.stage,
+      subtask: vertex.subtask,
+      parallelism: vertex.parallelism,
+      jobParallelism: this.parallelism,
+      job: this.job,
+      inputs,
+      outputs,
+      bufferTimeout: this.bufferTimeout,
+    };
+  }
+
+  private pipelinedRegions(): string[][] {
+    const parent = new Map(this.stages.map((s) => [s.name, s.name]));
+    const find = (x: string): string => (parent.get(x) === x ? x : find(parent.get(x)!));
+    for (const edge of this.edges) if (edge.type === 'pipelined') parent.set(find(edge.from), find(edge.to));
+    const regions = new Map<string, string[]>();
+    for (const stage of this.stages) {
+      const root = find(stage.name);
+      regions.set(root, [...(regions.get(root) ?? []), stage.name]);
+    }
+    return [...regions.values()];
+  }
+}

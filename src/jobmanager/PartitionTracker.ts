@@ -1,0 +1,53 @@
+import type { PartitionLocation } from '../job/TaskDeployment.js';
+import type { PartitionType } from '../network/partition/ResultPartition.js';
+
+export interface TrackedPartition {
+  id: string;
+  jobId: string;
+  type: PartitionType;
+  producerTask: string;
+  consumerTasks: string[];
+  /** Where it lives (known from deployment); whether consumers may read it yet. */
+  taskManagerId: string;
+  location: PartitionLocation | null;
+  ready: boolean;
+}
+
+/**
+ * The JobManager's record of every partition: where it lives, whether it is ready
+ * (pipelined: first buffer produced; blocking: finished) and who consumes it.
+ */
+export class PartitionTracker {
+  private readonly partitions = new Map<string, TrackedPartition>();
+
+  track(partition: Omit<TrackedPartition, 'location' | 'ready'>): void {
+    this.partitions.set(partition.id, { ...partition, location: null, ready: false });
+  }
+
+  get(id: string): TrackedPartition | undefined {
+    return this.partitions.get(id);
+  }
+
+  /** Marks a partition ready; returns it (with its consumers to notify) the first time. */
+  markReady(id: string, location: PartitionLocation): TrackedPartition | null {
+    const partition = this.partitions.get(id);
+    if (!partition || partition.ready) return null;
+    partition.ready = true;
+    partition.location = location;
+    return partition;
+  }
+
+  ofJob(jobId: string): TrackedPartition[] {
+    return [...this.partitions.values()].filter((p) => p.jobId === jobId);
+  }
+
+  /** Forgets a job's partitions; returns the TaskManagers that hold them, to be told to release. */
+  releaseJob(jobId: string): string[] {
+    const holders = new Set<string>();
+    for (const partition of this.ofJob(jobId)) {
+      holders.add(partition.taskManagerId);
+      this.partitions.delete(partition.id);
+    }
+    return [...holders];
+  }
+}

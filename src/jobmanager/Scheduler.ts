@@ -1,0 +1,227 @@
+import type { JobDefinition } from '../job/JobDefinition.js';
+import { callJson } from '../job/Http.js';
+import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
+import type { PartitionType } from '../network/partition/ResultPartition.js';
+import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
+import { PartitionTracker } from './PartitionTracker.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+
+export type JobState = 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+
+export interface JobSubmission {
+  name: string;
+  definition: JobDefinition;
+  ref: JobReference;
+  parallelism: number;
+  exchange: PartitionType;
+  bufferTimeout: number;
+}
+
+/** A submitted job through its life. */
+export interface Job extends JobSubmission {
+  id: string;
+  state: JobState;
+  error?: string;
+  submitted: number;
+  started?: number;
+  ended?: number;
+  graph: ExecutionGraph | null;
+  results: unknown[];
+  deployedRegions: Set<number>;
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(['FINISHED', 'FAILED', 'CANCELED']);
+
+export function isTerminal(state: string): boolean {
+  return TERMINAL.has(state);
+}
+
+/**
+ * Runs jobs on the cluster: queues them until their slots are free, places them,
+ * deploys each pipelined region once the blocking partitions it reads are finished,
+ * tells consumers where ready partitions are, and ends jobs (finished, failed,
+ * canceled) by stopping their tasks and releasing all their partitions.
+ */
+export class Scheduler {
+  readonly jobs = new Map<string, Job>();
+  private readonly queue: Job[] = [];
+  private readonly tracker = new PartitionTracker();
+  private nextId = 1;
+
+  constructor(
+    private readonly registry: TaskManagerRegistry,
+    private readonly slotTimeoutMs = 60_000,
+  ) {}
+
+  submit(submission: JobSubmission): Job {
+    const id = `job-${String(this.nextId++).padStart(4, '0')}-${Date.now().toString(36)}`;
+    const job: Job = { ...submission, id, state: 'CREATED', submitted: Date.now(), graph: null, results: [], deployedRegions: new Set() };
+    this.jobs.set(id, job);
+    this.queue.push(job);
+    this.schedule();
+    return job;
+  }
+
+  /** Starts every queued job whose slots are free now; fails those that waited too long. */
+  schedule(): void {
+    for (const job of [...this.queue]) {
+      if (job.state !== 'CREATED') {
+        this.dequeue(job);
+        continue;
+      }
+      const taskManagers = this.registry.sorted();
+      if (this.tryAllocate(job, taskManagers)) {
+        this.dequeue(job);
+        this.start(job);
+      } else if (Date.now() - job.submitted > this.slotTimeoutMs) {
+        this.dequeue(job);
+        const total = this.registry.totalSlots;
+        this.fail(job, `not enough free slots: the job needs ${job.parallelism}, the cluster has ${total} in all`);
+      }
+    }
+  }
+
+  cancel(job: Job): void {
+    if (isTerminal(job.state)) return;
+    this.end(job, 'CANCELED');
+  }
+
+  taskStateChanged(taskId: string, state: TaskState, error: string | undefined, counters: TaskCounters | undefined): void {
+    const job = this.jobOfTask(taskId);
+    const vertex = job?.graph?.vertices.get(taskId);
+    if (!job || !vertex) return;
+    if (counters) vertex.counters = counters;
+    if (isTerminal(vertex.state)) return;
+    vertex.state = state;
+    if (error) vertex.error = error;
+    if (isTerminal(job.state)) return;
+    if (state === 'FAILED') this.fail(job, error ?? `task ${taskId} failed`);
+    else if (state === 'FINISHED') this.onTaskFinished(job);
+  }
+
+  partitionReady(partitionId: string, location: PartitionLocation): void {
+    const partition = this.tracker.markReady(partitionId, location);
+    if (!partition) return;
+    const job = this.jobs.get(partition.jobId);
+    if (!job?.graph || isTerminal(job.state)) return;
+    for (const consumer of partition.consumerTasks) {
+      const vertex = job.graph.vertices.get(consumer)!;
+      if (vertex.state === 'CREATED') continue; // not deployed: it gets the location in its descriptor
+      const tm = this.registry.get(vertex.taskManagerId);
+      if (!tm) continue;
+      callJson('POST', `${tmUrl(tm)}/tasks/${encodeURIComponent(consumer)}/partitions`, { partitionId, location }).catch((e: Error) =>
+        this.fail(job, `could not tell task ${consumer} that partition ${partitionId} is ready: ${e.message}`),
+      );
+    }
+    if (partition.type === 'blocking') this.deployReadyRegions(job);
+  }
+
+  addResults(jobId: string, records: unknown[]): void {
+    const job = this.jobs.get(jobId);
+    if (job && !isTerminal(job.state)) for (const record of records) job.results.push(record);
+  }
+
+  taskManagerLost(tm: TaskManagerInfo, reason: string): void {
+    for (const job of this.jobs.values()) {
+      if (isTerminal(job.state) || !job.graph) continue;
+      if (job.graph.taskManagers.some((t) => t.id === tm.id)) this.fail(job, reason);
+    }
+    this.schedule();
+  }
+
+  private tryAllocate(job: Job, taskManagers: TaskManagerInfo[]): boolean {
+    if (taskManagers.length === 0) return false;
+    let graph: ExecutionGraph;
+    try {
+      graph = new ExecutionGraph(job.id, job.definition, job.parallelism, job.exchange, job.ref, taskManagers, job.bufferTimeout);
+    } catch (error) {
+      this.fail(job, (error as Error).message);
+      return false;
+    }
+    const needed = graph.slotsNeeded();
+    for (const [id, slots] of needed) if (this.registry.get(id)!.freeSlots < slots) return false;
+    for (const [id, slots] of needed) this.registry.get(id)!.freeSlots -= slots;
+    job.graph = graph;
+    return true;
+  }
+
+  private start(job: Job): void {
+    job.state = 'RUNNING';
+    job.started = Date.now();
+    job.graph!.trackPartitions(this.tracker);
+    this.deployReadyRegions(job);
+  }
+
+  private deployReadyRegions(job: Job): void {
+    const graph = job.graph!;
+    graph.regions.forEach((region, index) => {
+      if (job.deployedRegions.has(index) || !graph.isDeployable(region, this.tracker)) return;
+      job.deployedRegions.add(index);
+      for (const stage of region) for (const vertex of graph.verticesOf(stage)) this.deploy(job, vertex);
+    });
+  }
+
+  private deploy(job: Job, vertex: ExecutionVertex): void {
+    const tm = this.registry.get(vertex.taskManagerId);
+    if (!tm) {
+      this.fail(job, `taskmanager ${vertex.taskManagerId} of task ${vertex.taskId} is gone`);
+      return;
+    }
+    vertex.state = 'DEPLOYING';
+    const descriptor = job.graph!.descriptor(vertex, this.tracker);
+    callJson('POST', `${tmUrl(tm)}/tasks`, descriptor).catch((e: Error) =>
+      this.fail(job, `could not deploy task ${vertex.taskId} to ${tm.id}: ${e.message}`),
+    );
+  }
+
+  private onTaskFinished(job: Job): void {
+    const vertices = [...job.graph!.vertices.values()];
+    if (vertices.every((v) => v.state === 'FINISHED')) this.end(job, 'FINISHED');
+  }
+
+  private fail(job: Job, error: string): void {
+    if (isTerminal(job.state)) return;
+    job.error = error;
+    this.end(job, 'FAILED');
+  }
+
+  /** Ends a job in any state: stops its tasks, releases its partitions (and spill files), frees its slots. */
+  private end(job: Job, state: JobState): void {
+    job.state = state;
+    job.ended = Date.now();
+    this.dequeue(job);
+    const graph = job.graph;
+    if (graph) {
+      if (state !== 'FINISHED') {
+        for (const vertex of graph.vertices.values()) if (!isTerminal(vertex.state)) vertex.state = 'CANCELED';
+      }
+      const holders = new Set([...this.tracker.releaseJob(job.id), ...graph.taskManagers.map((t) => t.id)]);
+      for (const id of holders) {
+        const tm = this.registry.get(id);
+        if (!tm) continue;
+        const stop = state === 'FINISHED' ? Promise.resolve() : callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/cancel`, {});
+        stop
+          .then(() => callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/release`, {}))
+          .catch((e: Error) => console.error(`jobmanager: could not stop job ${job.id} on ${id}: ${e.message}`));
+      }
+      for (const [id, slots] of graph.slotsNeeded()) {
+        const tm = this.registry.get(id);
+        if (tm) tm.freeSlots += slots;
+      }
+    }
+    setImmediate(() => this.schedule());
+  }
+
+  private dequeue(job: Job): void {
+    const i = this.queue.indexOf(job);
+    if (i >= 0) this.queue.splice(i, 1);
+  }
+
+  private jobOfTask(taskId: string): Job | undefined {
+    return this.jobs.get(taskId.slice(0, taskId.indexOf('.')));
+  }
+}
+
+export function tmUrl(tm: TaskManagerInfo): string {
+  return `http://${tm.host}:${tm.httpPort}`;
+}

@@ -1,0 +1,134 @@
+import type { KeyFn, Operator } from '../job/JobDefinition.js';
+import { naturalOrder } from '../network/writer/ChannelSelector.js';
+
+/** Takes one record; returns a promise only when it must wait (backpressure further down). */
+export type Emit = (record: unknown) => void | Promise<void>;
+
+/** A compiled chain: push records in, then end() once to flush what operators held back. */
+export interface Chain {
+  push: Emit;
+  end(): Promise<void>;
+}
+
+/**
+ * Compiles a stage's operators into nested functions around the output, so a record
+ * goes through the whole chain in one call with no serialization or queue between
+ * operators (Renoir's block, Flink's operator chaining).
+ */
+export function compileChain(operators: readonly Operator[], output: Emit, endOutput: () => Promise<void>): Chain {
+  let push = output;
+  let end = endOutput;
+  for (let i = operators.length - 1; i >= 0; i--) {
+    const step = compileOperator(operators[i], push, end);
+    push = step.push;
+    end = step.end;
+  }
+  return { push, end };
+}
+
+function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>): Chain {
+  if ('map' in op) {
+    const f = op.map;
+    return { push: (r) => next(f(r)), end: endNext };
+  }
+  if ('filter' in op) {
+    const f = op.filter;
+    return { push: (r) => (f(r) ? next(r) : undefined), end: endNext };
+  }
+  if ('flatMap' in op) {
+    const f = op.flatMap;
+    return { push: (r) => emitAll(f(r)[Symbol.iterator](), next), end: endNext };
+  }
+  if ('reduceByKey' in op) return reducing(op.reduceByKey.key, op.reduceByKey.reduce, next, endNext);
+  if ('aggregate' in op) {
+    const { zero, add } = op.aggregate;
+    let accumulator = zero();
+    return {
+      push: (r) => {
+        accumulator = add(accumulator, r);
+      },
+      end: async () => {
+        await next(accumulator);
+        await endNext();
+      },
+    };
+  }
+  if ('sortBy' in op) return sorting(op.sortBy.key, next, endNext);
+  throw new Error('a join is run by its task, not chained');
+}
+
+/** Pushes every element of an iterator, continuing asynchronously only if the next step has to wait. */
+export function emitAll(iterator: Iterator<unknown>, next: Emit): void | Promise<void> {
+  for (let step = iterator.next(); !step.done; step = iterator.next()) {
+    const waiting = next(step.value);
+    if (waiting) return waiting.then(() => emitAll(iterator, next));
+  }
+}
+
+/** Keyed aggregation: one value per key, emitted at the end. */
+export function reducing(key: KeyFn, reduce: (a: unknown, b: unknown) => unknown, next: Emit, endNext: () => Promise<void>): Chain {
+  const values = new Map<unknown, unknown>();
+  return {
+    push: (r) => {
+      const k = key(r);
+      const old = values.get(k);
+      values.set(k, old === undefined ? r : reduce(old, r));
+    },
+    end: async () => {
+      const waiting = emitAll(values.values(), next);
+      if (waiting) await waiting;
+      values.clear();
+      await endNext();
+    },
+  };
+}
+
+/**
+ * Map-side combining before a keyed exchange: folds records per key and ships the
+ * folded values, flushing all of them whenever `maxKeys` keys are held, so memory
+ * stays bounded whatever the number of keys.
+ */
+export function combining(
+  key: KeyFn,
+  reduce: (a: unknown, b: unknown) => unknown,
+  next: Emit,
+  endNext: () => Promise<void>,
+  maxKeys = 100_000,
+): Chain {
+  const values = new Map<unknown, unknown>();
+  const flush = (): void | Promise<void> => {
+    const waiting = emitAll([...values.values()][Symbol.iterator](), next);
+    values.clear();
+    return waiting;
+  };
+  return {
+    push: (r) => {
+      const k = key(r);
+      const old = values.get(k);
+      values.set(k, old === undefined ? r : reduce(old, r));
+      if (values.size >= maxKeys) return flush();
+    },
+    end: async () => {
+      const waiting = flush();
+      if (waiting) await waiting;
+      await endNext();
+    },
+  };
+}
+
+function sorting(key: KeyFn, next: Emit, endNext: () => Promise<void>): Chain {
+  const records: unknown[] = [];
+  return {
+    push: (r) => {
+      records.push(r);
+    },
+    end: async () => {
+      const keyed = records.map((r) => [key(r), r] as const);
+      keyed.sort((a, b) => naturalOrder(a[0], b[0]));
+      records.length = 0;
+      const waiting = emitAll(keyed.map((k) => k[1])[Symbol.iterator](), next);
+      if (waiting) await waiting;
+      await endNext();
+    },
+  };
+}

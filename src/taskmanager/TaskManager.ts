@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { pack } from 'msgpackr';
+import { callJson } from '../job/Http.js';
+import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
+import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import { JobLoader } from '../job/JobLoader.js';
+import { Task } from './Task.js';
+
+export interface TaskManagerOptions {
+  jobManager: string;
+  slots: number;
+  /** Network memory, bytes. */
+  memory: number;
+  spillDir: string;
+  host?: string;
+  heartbeatIntervalMs?: number;
+  segmentSize?: number;
+}
+
+/**
+ * A worker process: registers with the JobManager and heartbeats, accepts task
+ * deployments and cancellations over HTTP, runs the tasks on its ShuffleEnvironment
+ * and reports task states and ready partitions back.
+ */
+export class TaskManager {
+  private readonly env: ShuffleEnvironment;
+  private readonly http: FastifyInstance;
+  private readonly tasks = new Map<string, Task>();
+  /** Jobs canceled here; a deployment of theirs that arrives late does not start. */
+  private readonly canceledJobs = new Set<string>();
+  /** Partition locations that arrived before their task was created. */
+  private readonly earlyLocations = new Map<string, [string, PartitionLocation][]>();
+  private readonly loader: JobLoader;
+  private id = '';
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly jm: string;
+
+  constructor(private readonly options: TaskManagerOptions) {
+    this.jm = options.jobManager.replace(/\/$/, '');
+    this.env = new ShuffleEnvironment({
+      memory: options.memory,
+      segmentSize: options.segmentSize,
+      host: options.host,
+      spillDir: path.join(options.spillDir, 'partitions'),
+    });
+    this.loader = new JobLoader(path.join(options.spillDir, 'modules'), async (hash) => {
+      const { source } = await callJson<{ source: string }>('GET', `${this.jm}/modules/${hash}`);
+      return source;
+    });
+    this.http = Fastify({ bodyLimit: 64 << 20 });
+    this.routes();
+  }
+
+  get taskManagerId(): string {
+    return this.id;
+  }
+
+  async start(): Promise<void> {
+    fs.mkdirSync(this.options.spillDir, { recursive: true });
+    const data = await this.env.start();
+    const host = this.options.host ?? '127.0.0.1';
+    await this.http.listen({ host, port: 0 });
+    const address = this.http.server.address();
+    const httpPort = typeof address === 'object' && address ? address.port : 0;
+    const registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
+    ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, registration));
+    const interval = this.options.heartbeatIntervalMs ?? 1000;
+    this.heartbeat = setInterval(() => this.sendHeartbeat(), interval);
+  }
+
+  async stop(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const task of this.tasks.values()) task.cancel();
+    await this.http.close();
+    await this.env.close();
+  }
+
+  private sendHeartbeat(): void {
+    callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/heartbeat`, {}, { timeoutMs: 5000 }).catch((error: Error) => {
+      console.error(`taskmanager ${this.id}: heartbeat failed: ${error.message}`);
+    });
+  }
+
+  private routes(): void {
+    this.http.post<{ Body: TaskDeploymentDescriptor }>('/tasks', async (request, reply) => {
+      const descriptor = request.body;
+      if (this.tasks.has(descriptor.taskId)) return reply.code(409).send({ error: `task ${descriptor.taskId} is deployed already` });
+      void this.deploy(descriptor);
+      return reply.code(202).send({ taskId: descriptor.taskId });
+    });
+    this.http.post<{ Params: { taskId: string }; Body: { partitionId: string; location: PartitionLocation } }>(
+      '/tasks/:taskId/partitions',
+      async (request) => {
+        const { partitionId, location } = request.body;
+        const task = this.tasks.get(request.params.taskId);
+        if (task) task.updatePartition(partitionId, location);
+        else this.earlyLocations.set(request.params.taskId, [...(this.earlyLocations.get(request.params.taskId) ?? []), [partitionId, location]]);
+        return {};
+      },
+    );
+    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/cancel', async (request) => {
+      this.canceledJobs.add(request.params.jobId);
+      for (const task of this.tasks.values()) if (task.descriptor.jobId === request.params.jobId) task.cancel();
+      return {};
+    });
+    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/release', async (request) => {
+      const prefix = `${request.params.jobId}/`;
+      this.env.partitions.releaseWhere((id) => id.startsWith(prefix), new Error(`job ${request.params.jobId} ended`));
+      return {};
+    });
+    this.http.get('/status', async () => ({
+      id: this.id,
+      tasks: [...this.tasks.keys()],
+      partitions: this.env.partitions.ids(),
+      segmentsInUse: this.env.buffers.segmentsInUse,
+      totalSegments: this.env.buffers.totalSegments,
+      rss: process.memoryUsage.rss(),
+    }));
+  }
+
+  private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {
+    const { taskId } = descriptor;
+    let task: Task | null = null;
+    try {
+      const job = await this.loader.load(descriptor.job);
+      if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
+      task = new Task(descriptor, job, this.env, this.id, {
+        partitionReady: (partitionId) => this.announcePartition(partitionId),
+        collected: (records) => this.sendResults(descriptor.jobId, records),
+      });
+      this.tasks.set(taskId, task);
+      for (const [partitionId, location] of this.earlyLocations.get(taskId) ?? []) task.updatePartition(partitionId, location);
+      this.earlyLocations.delete(taskId);
+      await this.report(task, 'RUNNING');
+      await task.run();
+      await this.report(task, 'FINISHED');
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.report(task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`, taskId);
+    } finally {
+      this.tasks.delete(taskId);
+      this.earlyLocations.delete(taskId);
+    }
+  }
+
+  private announcePartition(partitionId: string): void {
+    const location: PartitionLocation = { taskManagerId: this.id, host: this.env.address.host, dataPort: this.env.address.port };
+    callJson('POST', `${this.jm}/internal/partitions/ready`, { partitionId, location }).catch((error: Error) => {
+      console.error(`taskmanager ${this.id}: could not announce partition ${partitionId}: ${error.message}`);
+    });
+  }
+
+  private async sendResults(jobId: string, records: unknown[]): Promise<void> {
+    await callJson('POST', `${this.jm}/internal/jobs/${jobId}/results`, pack(records), { contentType: 'application/x-msgpack' });
+  }
+
+  private async report(task: Task | null, state: TaskState, error?: string, taskId = task?.descriptor.taskId): Promise<void> {
+    const body = { state, error, counters: task?.counters, taskManagerId: this.id };
+    try {
+      await callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId!)}/state`, body);
+    } catch (e) {
+      console.error(`taskmanager ${this.id}: could not report ${state} of ${taskId}: ${(e as Error).message}`);
+    }
+  }
+}

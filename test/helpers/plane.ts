@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import type { BufferPool } from '../../src/network/buffer/BufferPool.js';
+import type { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
+import { InputGate } from '../../src/network/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import type { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
+import type { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+
+export const KiB = 1024;
+export const MiB = 1024 * 1024;
+
+/** A gate that reads subpartition `subpartition` of each partition, one channel per partition, in order. */
+export function localGate(manager: ResultPartitionManager, partitionIds: string[], subpartition: number): InputGate {
+  const gate = new InputGate();
+  gate.setChannels(partitionIds.map((partitionId, i) => new LocalInputChannel(i, { partitionId, subpartition }, manager, gate)));
+  return gate;
+}
+
+/** Reads a gate to its end; the records of each channel, in arrival order. */
+export async function readByChannel<T>(gate: InputGate): Promise<T[][]> {
+  const byChannel: T[][] = Array.from({ length: gate.numberOfChannels }, () => []);
+  await new RecordReader<T>(gate).forEach((record, channel) => {
+    byChannel[channel].push(record);
+  });
+  return byChannel;
+}
+
+/** Emits every record, waiting whenever the writer asks to (backpressure), then closes. */
+export async function writeAll<T>(writer: RecordWriter<T>, records: Iterable<T>): Promise<void> {
+  for (const record of records) {
+    const waiting = writer.emit(record);
+    if (waiting) await waiting;
+  }
+  await writer.close();
+}
+
+/** Every buffer is back: each pool lends none, the global pool has every segment free. */
+export function expectNoLeak(global: NetworkBufferPool, pools: BufferPool[]): void {
+  for (const pool of pools) expect(pool.buffersInUse, `${pool.name} buffers in use`).toBe(0);
+  expect(global.segmentsInUse, 'global segments in use').toBe(0);
+}
+
+/** A fresh directory under the OS temp dir and a function that removes it. */
+export function tempDir(prefix: string): { dir: string; remove: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `spillway-${prefix}-`));
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Resolves after the event loop ran everything already queued (I/O callbacks included). */
+export function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Tracks whether a promise settled, without awaiting it. */
+export function track<T>(promise: Promise<T>): { readonly settled: boolean } {
+  const state = { settled: false };
+  promise.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
+  return state;
+}
+
+/** Runs a check for one seed and names the seed if it fails, so that the failure can be rerun. */
+export async function withSeed(seed: number, check: () => void | Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`seed ${seed}: ${message}`, { cause: error });
+  }
+}
