@@ -62,6 +62,7 @@ async function main(argv: string[]): Promise<number> {
         memory: parseSize(values.memory),
         host: values.host,
         spillDir: values['spill-dir'] ?? path.join(os.tmpdir(), `spillway-tm-${process.pid}`),
+        ownsSpillDir: values['spill-dir'] === undefined,
       });
       await tm.start();
       console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);

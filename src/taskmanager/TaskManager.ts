@@ -16,6 +16,8 @@ export interface TaskManagerOptions {
   spillDir: string;
   host?: string;
   heartbeatIntervalMs?: number;
+  /** Deletes spillDir on stop (it was made for this process). */
+  ownsSpillDir?: boolean;
   segmentSize?: number;
 }
 
@@ -36,14 +38,16 @@ export class TaskManager {
   private id = '';
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly jm: string;
+  private readonly partitionDir: string;
 
   constructor(private readonly options: TaskManagerOptions) {
     this.jm = options.jobManager.replace(/\/$/, '');
+    this.partitionDir = path.join(options.spillDir, 'partitions');
     this.env = new ShuffleEnvironment({
       memory: options.memory,
       segmentSize: options.segmentSize,
       host: options.host,
-      spillDir: path.join(options.spillDir, 'partitions'),
+      spillDir: this.partitionDir,
     });
     this.loader = new JobLoader(path.join(options.spillDir, 'modules'), async (hash) => {
       const { source } = await callJson<{ source: string }>('GET', `${this.jm}/modules/${hash}`);
@@ -75,6 +79,7 @@ export class TaskManager {
     for (const task of this.tasks.values()) task.cancel();
     await this.http.close();
     await this.env.close();
+    if (this.options.ownsSpillDir) fs.rmSync(this.options.spillDir, { recursive: true, force: true });
   }
 
   private sendHeartbeat(): void {
@@ -114,6 +119,7 @@ export class TaskManager {
       id: this.id,
       tasks: [...this.tasks.keys()],
       partitions: this.env.partitions.ids(),
+      spillFiles: fs.existsSync(this.partitionDir) ? fs.readdirSync(this.partitionDir) : [],
       segmentsInUse: this.env.buffers.segmentsInUse,
       totalSegments: this.env.buffers.totalSegments,
       rss: process.memoryUsage.rss(),

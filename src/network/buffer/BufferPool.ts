@@ -81,15 +81,20 @@ export class BufferPool implements BufferRecycler {
     return true;
   }
 
-  /** Returns the pool's memory; buffers still out return to the global pool when recycled. */
+  /**
+   * Returns the pool's memory. Buffers still out return to the global pool when
+   * recycled; those within the minimum stay reserved until then, so that the
+   * memory is never promised twice.
+   */
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.global.cancelAwait(this);
-    for (const segment of this.available.splice(0)) this.returnToGlobal(segment);
-    this.global.unreserve(this.min);
     const error = new Error(`${this.name} was destroyed while waiting for a buffer`);
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+    const available = this.available.splice(0);
+    this.global.unreserve(this.min - Math.min(this.min, this.owned - available.length));
+    for (const segment of available) this.returnToGlobal(segment);
   }
 
   private borrow(): Buffer | null {
@@ -101,6 +106,9 @@ export class BufferPool implements BufferRecycler {
 
   private returnToGlobal(segment: Buffer): void {
     this.owned--;
-    this.global.give(segment, this.owned >= this.min);
+    const aboveMin = this.owned >= this.min;
+    // A destroyed pool's segment within the minimum was kept reserved until now.
+    if (this.destroyed && !aboveMin) this.global.unreserve(1);
+    this.global.give(segment, aboveMin);
   }
 }

@@ -63,8 +63,10 @@ export class NetworkBufferPool {
     this.reserved += count;
   }
 
+  /** Gives up reserved memory; pools waiting to borrow may now have it. */
   unreserve(count: number): void {
     this.reserved -= count;
+    for (const pool of this.waiting) this.serve(pool);
   }
 
   /**
@@ -75,10 +77,7 @@ export class NetworkBufferPool {
   take(aboveMin: boolean): Buffer | null {
     if (this.free.length === 0 && this.allocated >= this.totalSegments) return null;
     if (!this.claim(aboveMin)) return null;
-    const segment = this.free.pop();
-    if (segment) return segment;
-    this.allocated++;
-    return Buffer.allocUnsafeSlow(this.segmentSize);
+    return this.free.pop() ?? this.allocate();
   }
 
   /** Accounts for a segment a pool takes; false if borrowing it would break a guarantee. */
@@ -103,5 +102,22 @@ export class NetworkBufferPool {
 
   cancelAwait(pool: BufferPool): void {
     this.waiting.delete(pool);
+  }
+
+  /** Offers a waiting pool free segments until it has enough or takes no more. */
+  private serve(pool: BufferPool): void {
+    while (this.waiting.has(pool)) {
+      const segment = this.free.pop() ?? (this.allocated < this.totalSegments ? this.allocate() : null);
+      if (segment === null) return;
+      if (!pool.offer(segment)) {
+        this.free.push(segment);
+        return;
+      }
+    }
+  }
+
+  private allocate(): Buffer {
+    this.allocated++;
+    return Buffer.allocUnsafeSlow(this.segmentSize);
   }
 }

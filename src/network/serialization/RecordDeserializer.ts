@@ -7,8 +7,9 @@ export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
 
 /** The Unpackr that reads what a channelPackr() wrote, one per channel and per read of it. */
 export function channelUnpackr(): Unpackr {
-  // A fresh options object each time: Unpackr's constructor mutates it.
-  return new Unpackr({ sequential: true });
+  // A fresh options object each time: Unpackr's constructor mutates it. copyBuffers:
+  // binary values would otherwise be views into a buffer that is recycled and reused.
+  return new Unpackr({ sequential: true, copyBuffers: true });
 }
 
 /**

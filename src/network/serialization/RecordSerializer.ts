@@ -43,6 +43,18 @@ export class RecordSerializer {
     this.end = target.end;
   }
 
+  /**
+   * Moves the staged record into memory of its own. The record is staged in
+   * msgpackr's buffer, which is shared by every Packr in the process and overwritten
+   * by the next pack(): a record that must wait (for a buffer) has to be detached first.
+   */
+  detach(): void {
+    this.staged = Buffer.from(this.staged.subarray(this.start, this.end));
+    this.position -= this.start;
+    this.end -= this.start;
+    this.start = 0;
+  }
+
   /** Stages the same record again, for the next channel of a broadcast. */
   rewind(): void {
     this.position = this.start;

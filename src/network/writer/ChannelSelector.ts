@@ -32,13 +32,15 @@ export class RebalanceSelector<T> implements ChannelSelector<T> {
   private next: number;
 
   constructor(start = 0) {
+    if (!Number.isInteger(start)) throw new RangeError(`rebalance start must be an integer, not ${start}`);
     this.next = start;
   }
 
   setup(numberOfChannels: number): void {
     checkChannels(numberOfChannels);
     this.n = numberOfChannels;
-    this.next %= numberOfChannels;
+    // Any integer start, negative ones too, names a channel.
+    this.next = ((this.next % numberOfChannels) + numberOfChannels) % numberOfChannels;
   }
 
   selectChannel(): number {

@@ -99,6 +99,9 @@ export class RecordWriter<T> {
   }
 
   private async copyAfterWait(channel: number, serializer: RecordSerializer): Promise<void> {
+    // Other writers in this process pack while this one waits: keep the record safe from them.
+    serializer.detach();
+    this.flushIfNothingElseRecycles();
     const buffer = await this.partition.pool.requestBufferAsync();
     if (this.closed) {
       buffer.recycle();
@@ -106,6 +109,17 @@ export class RecordWriter<T> {
     }
     this.current[channel] = buffer;
     await this.copy(channel, serializer);
+  }
+
+  /**
+   * When every buffer the pool has lent is a partly filled one of this writer, none
+   * would ever come back (with no buffer timeout, or a pool that cannot grow): hand
+   * them to the consumers, who recycle them.
+   */
+  private flushIfNothingElseRecycles(): void {
+    let held = 0;
+    for (const buffer of this.current) if (buffer !== null) held++;
+    if (held > 0 && this.partition.pool.buffersInUse <= held) this.flushAll();
   }
 
   private flush(channel: number): void {

@@ -1,0 +1,55 @@
+import { PeerConnection } from './PeerConnection.js';
+import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+
+export interface ConnectionManagerOptions {
+  /** A connection no channel has used for this long is closed. */
+  idleTimeoutMs?: number;
+  /** Where protocol errors on connections are reported. */
+  log?: (message: string) => void;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
+const defaultLog = (message: string): void => console.warn(`[spillway connections] ${message}`);
+
+/**
+ * A process's connections to remote data servers: at most one per TaskManager,
+ * shared by every channel of every task and job that reads from it, kept while
+ * idle for a while so that the next job reuses it.
+ */
+export class ConnectionManager {
+  private readonly peers = new Map<string, PeerConnection>();
+  private readonly idleTimeoutMs: number;
+  private readonly log: (message: string) => void;
+  private closed = false;
+
+  constructor(options: ConnectionManagerOptions = {}) {
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.log = options.log ?? defaultLog;
+  }
+
+  /** Open connections (including ones still connecting). */
+  get connectionCount(): number {
+    return this.peers.size;
+  }
+
+  /** The connection to a TaskManager, opened on first use. */
+  connection(remote: RemoteAddress): PeerConnection {
+    if (this.closed) throw new Error('the connection manager is closed');
+    const key = formatAddress(remote);
+    let peer = this.peers.get(key);
+    if (peer === undefined) {
+      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, (gone) => {
+        if (this.peers.get(key) === gone) this.peers.delete(key);
+      });
+      this.peers.set(key, peer);
+    }
+    return peer;
+  }
+
+  /** Closes every connection; channels still reading on them fail. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.peers.values()].map((peer) => peer.close()));
+  }
+}

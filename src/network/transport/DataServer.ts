@@ -1,0 +1,75 @@
+import net from 'node:net';
+import type { ResultPartitionManager } from '../partition/ResultPartitionManager.js';
+import { ServerConnection } from './ServerConnection.js';
+
+export interface DataServerOptions {
+  /** Interface to bind; 127.0.0.1 unless told otherwise. */
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Where connection errors are reported. */
+  log?: (message: string) => void;
+}
+
+const defaultLog = (message: string): void => console.warn(`[spillway data server] ${message}`);
+
+/**
+ * A TaskManager's data port: serves the partitions of its ResultPartitionManager to
+ * every peer that connects. A broken peer loses its own connection and nothing else.
+ */
+export class DataServer {
+  private readonly server: net.Server;
+  private readonly connections = new Set<ServerConnection>();
+  private readonly host: string;
+  private readonly port: number;
+  private readonly log: (message: string) => void;
+  private bound: { host: string; port: number } | null = null;
+
+  constructor(
+    private readonly partitions: ResultPartitionManager,
+    options: DataServerOptions = {},
+  ) {
+    this.host = options.host ?? '127.0.0.1';
+    this.port = options.port ?? 0;
+    this.log = options.log ?? defaultLog;
+    this.server = net.createServer((socket) => this.accept(socket));
+  }
+
+  /** Connections open now. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Partition requests being served now, over all connections. */
+  get requestCount(): number {
+    let count = 0;
+    for (const connection of this.connections) count += connection.readerCount;
+    return count;
+  }
+
+  listen(): Promise<{ host: string; port: number }> {
+    if (this.bound) return Promise.resolve(this.bound);
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.port, this.host, () => {
+        this.server.off('error', reject);
+        this.server.on('error', (error) => this.log(`server error: ${error.message}`));
+        const address = this.server.address() as net.AddressInfo;
+        this.bound = { host: this.host, port: address.port };
+        resolve(this.bound);
+      });
+    });
+  }
+
+  /** Stops accepting and closes every connection, releasing the requests they serve. */
+  close(): Promise<void> {
+    for (const connection of this.connections) connection.close(new Error('the data server is shutting down'));
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(socket: net.Socket): void {
+    const connection = new ServerConnection(socket, this.partitions, this.log, (closed) => this.connections.delete(closed));
+    this.connections.add(connection);
+  }
+}

@@ -1,0 +1,195 @@
+import net from 'node:net';
+import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
+import { encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
+import type { PartitionReceiver } from './PartitionReceiver.js';
+import { ADD_CREDIT_BYTES, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_FRAMES } from './Protocol.js';
+import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+
+/** Socket reads land in one reused buffer: every byte is parsed or copied out before the next read. */
+const READ_BUFFER_BYTES = 256 * 1024;
+/** How long a closing connection waits for the peer to close its side. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * The client end of the one TCP connection to a remote TaskManager, shared by every
+ * channel that reads from it. Routes each BufferResponse to its receiver by id,
+ * batches credit announcements into one write per turn of the event loop, and fails
+ * every open request at once when the connection breaks, so none of them hangs.
+ */
+export class PeerConnection implements FrameHandler {
+  readonly name: string;
+  private readonly receivers = new Map<number, PartitionReceiver>();
+  private nextReceiverId = 0;
+  private readonly socket: net.Socket;
+  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  private readonly decoder = new FrameDecoder(this, SERVER_FRAMES);
+  /** The receiver of the payload being decoded. */
+  private current: PartitionReceiver | null = null;
+  private creditDue: number[] = [];
+  private creditScheduled = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly whenClosed: Promise<void>;
+
+  constructor(
+    remote: RemoteAddress,
+    private readonly idleTimeoutMs: number,
+    private readonly log: (message: string) => void,
+    private readonly onClosed: (connection: PeerConnection) => void,
+  ) {
+    this.name = formatAddress(remote);
+    this.socket = net.connect({
+      host: remote.host,
+      port: remote.port,
+      noDelay: true,
+      keepAlive: true,
+      onread: {
+        buffer: this.readBuffer,
+        callback: (bytes) => {
+          this.onRead(bytes);
+          return true;
+        },
+      },
+    });
+    this.socket.write(encodeHandshake());
+    this.socket.on('error', (error) => this.fail(new Error(`connection to TaskManager ${this.name} failed: ${error.message}`)));
+    this.socket.on('end', () => {
+      const how = this.decoder.isMidFrame ? 'inside a frame (truncated)' : 'by the peer';
+      this.fail(new Error(`connection to TaskManager ${this.name} was closed ${how}`));
+    });
+    this.whenClosed = new Promise((resolve) =>
+      this.socket.on('close', () => {
+        this.fail(new Error(`connection to TaskManager ${this.name} was lost`));
+        resolve();
+      }),
+    );
+    this.startIdleTimer();
+  }
+
+  get receiverCount(): number {
+    return this.receivers.size;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Adds a receiver; its id names it in every frame of its request. */
+  register(receiver: PartitionReceiver): number {
+    if (this.closed) throw new Error(`connection to TaskManager ${this.name} is closed`);
+    let id = this.nextReceiverId;
+    while (this.receivers.has(id)) id = (id + 1) % CONNECTION_WIDE;
+    this.nextReceiverId = (id + 1) % CONNECTION_WIDE;
+    this.receivers.set(id, receiver);
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    this.socket.ref();
+    return id;
+  }
+
+  /** The receiver is done; the connection idles once it has none. */
+  unregister(receiverId: number): void {
+    if (!this.receivers.delete(receiverId) || this.receivers.size > 0 || this.closed) return;
+    this.startIdleTimer();
+  }
+
+  requestPartition(receiverId: number, partitionId: string, subpartition: number, credit: number): void {
+    if (!this.closed) this.socket.write(encodePartitionRequest(receiverId, partitionId, subpartition, credit));
+  }
+
+  cancel(receiverId: number): void {
+    if (!this.closed) this.socket.write(encodeCancelPartitionRequest(receiverId));
+  }
+
+  /** The receiver has credit to announce; all that is due goes out in one write. */
+  announceCredit(receiverId: number): void {
+    this.creditDue.push(receiverId);
+    if (this.creditScheduled) return;
+    this.creditScheduled = true;
+    queueMicrotask(() => this.flushCredit());
+  }
+
+  /** Says goodbye (CloseRequest) and closes; requests still open fail. */
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closeWith(new Error(`connection to TaskManager ${this.name} was closed locally`));
+      this.socket.end(encodeCloseRequest());
+      setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+    }
+    return this.whenClosed;
+  }
+
+  onControlFrame(frame: ControlFrame): void {
+    if (frame.type !== FrameType.ERROR_RESPONSE) throw new ProtocolError(`unexpected frame type ${frame.type} from a server`);
+    if (frame.receiverId === CONNECTION_WIDE) {
+      this.fail(new Error(`TaskManager ${this.name} closed the connection: ${frame.message}`));
+      return;
+    }
+    this.receivers.get(frame.receiverId)?.onErrorResponse(frame.kind, frame.message);
+  }
+
+  onBufferHeader(header: BufferHeader): Buffer | null {
+    // Buffers still on the wire when a request was cancelled or failed have no receiver: dropped.
+    const receiver = this.receivers.get(header.receiverId) ?? null;
+    this.current = receiver;
+    return receiver === null ? null : receiver.onBufferHeader(header);
+  }
+
+  onBufferPayload(): void {
+    const receiver = this.current;
+    this.current = null;
+    receiver?.onBufferComplete();
+  }
+
+  private onRead(bytes: number): void {
+    try {
+      this.decoder.push(this.readBuffer, 0, bytes);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const failure = new Error(`${error instanceof ProtocolError ? 'protocol error' : 'error'} on the connection to TaskManager ${this.name}: ${message}`);
+      this.log(failure.message);
+      this.fail(failure);
+    }
+  }
+
+  private flushCredit(): void {
+    this.creditScheduled = false;
+    const due = this.creditDue;
+    this.creditDue = [];
+    if (this.closed) return;
+    const frames = Buffer.allocUnsafe(due.length * ADD_CREDIT_BYTES);
+    let length = 0;
+    for (const id of due) {
+      const credit = this.receivers.get(id)?.takeCredit() ?? 0;
+      if (credit === 0) continue;
+      writeAddCredit(frames, length, id, credit);
+      length += ADD_CREDIT_BYTES;
+    }
+    if (length > 0) this.socket.write(frames.subarray(0, length));
+  }
+
+  private startIdleTimer(): void {
+    // An idle connection keeps no process alive.
+    this.socket.unref();
+    this.idleTimer = setTimeout(() => void this.close(), this.idleTimeoutMs);
+    this.idleTimer.unref();
+  }
+
+  /** The connection broke: every open request fails with the cause. */
+  private fail(error: Error): void {
+    if (this.closed) return;
+    this.closeWith(error);
+    this.socket.destroy();
+  }
+
+  private closeWith(error: Error): void {
+    this.closed = true;
+    this.decoder.stop();
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    const receivers = [...this.receivers.values()];
+    this.receivers.clear();
+    this.onClosed(this);
+    for (const receiver of receivers) receiver.onConnectionFailed(error);
+  }
+}

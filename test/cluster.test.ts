@@ -1,0 +1,230 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { writeCorpus } from '../src/job/Corpus.js';
+import { callJson, HttpError } from '../src/job/Http.js';
+import { forEachWord } from '../src/job/Tokenizer.js';
+import { customers, orders } from '../src/job/builtins/Join.js';
+import { sortInput } from '../src/job/builtins/Sort.js';
+
+const run = promisify(execFile);
+const BIN = path.resolve('bin/spillway.js');
+
+interface JobStatus {
+  id: string;
+  state: string;
+  error?: string;
+  tasks: { taskManager: string; state: string }[];
+}
+
+let cluster: LocalCluster;
+let url: string;
+let work: string;
+let corpus: string;
+let reference: Map<string, number>;
+
+async function submitJob(body: Record<string, unknown>): Promise<string> {
+  return (await callJson<{ id: string }>('POST', `${url}/jobs`, body)).id;
+}
+
+async function waitFor(id: string, timeoutMs = 120_000): Promise<JobStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);
+    if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) return status;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${status.state} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function result<T>(id: string): Promise<T[]> {
+  return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
+}
+
+function referenceCount(dir: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const file of fs.readdirSync(dir).sort()) {
+    forEachWord(fs.readFileSync(path.join(dir, file), 'utf8'), (w) => counts.set(w, (counts.get(w) ?? 0) + 1));
+  }
+  return counts;
+}
+
+function expectCounts(records: [string, number][], expected: Map<string, number>): void {
+  const got = new Map<string, number>();
+  for (const [word, count] of records) {
+    expect(got.has(word), `word ${word} reported twice`).toBe(false);
+    got.set(word, count);
+  }
+  expect(got.size).toBe(expected.size);
+  for (const [word, count] of expected) expect(got.get(word), word).toBe(count);
+}
+
+async function expectBadRequest(body: unknown, pattern: RegExp, raw = false): Promise<void> {
+  const error = await callJson('POST', `${url}/jobs`, raw ? (body as string) : body, raw ? { contentType: 'application/json' } : {}).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HttpError);
+  expect((error as HttpError).status).toBe(400);
+  expect((error as HttpError).message).toMatch(pattern);
+}
+
+beforeAll(async () => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-cluster-'));
+  corpus = path.join(work, 'corpus');
+  writeCorpus(corpus, 5, 4 << 20, 7);
+  reference = referenceCount(corpus);
+  cluster = new LocalCluster({ taskManagers: 2, slots: 2, memory: '128mb', stdio: 'ignore' });
+  url = await cluster.start();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
+  test.each(['pipelined', 'blocking'])('wordcount over a 20 MB corpus, parallelism 4, %s exchange, equals a reference count', async (exchange) => {
+    const id = await submitJob({ job: 'wordcount', params: { input: corpus }, parallelism: 4, exchange });
+    const status = await waitFor(id);
+    expect(status.error).toBeUndefined();
+    expect(status.state).toBe('FINISHED');
+    expect(new Set(status.tasks.map((t) => t.taskManager)).size).toBe(2);
+    expectCounts(await result<[string, number]>(id), reference);
+  });
+
+  test('wordcount to an output folder writes one part file per reducing task', async () => {
+    const output = path.join(work, 'wc-out');
+    const id = await submitJob({ job: 'wordcount', params: { input: corpus, output }, parallelism: 4 });
+    expect((await waitFor(id)).state).toBe('FINISHED');
+    const parts = fs.readdirSync(output).sort();
+    expect(parts).toEqual(['part-00000', 'part-00001', 'part-00002', 'part-00003']);
+    const records = parts.flatMap((p) =>
+      fs.readFileSync(path.join(output, p), 'utf8').split('\n').filter(Boolean).map((line) => {
+        const [word, count] = line.split('\t');
+        return [word, Number(count)] as [string, number];
+      }),
+    );
+    expectCounts(records, reference);
+  });
+
+  test('sort: part files read in order are globally sorted and hold exactly the input', async () => {
+    const output = path.join(work, 'sorted');
+    const id = await submitJob({ job: 'sort', params: { records: 200_000, seed: 3, output }, parallelism: 4, exchange: 'blocking' });
+    expect((await waitFor(id)).state).toBe('FINISHED');
+    const lines = fs
+      .readdirSync(output)
+      .sort()
+      .flatMap((p) => fs.readFileSync(path.join(output, p), 'utf8').split('\n').filter(Boolean));
+    const keys = lines.map((l) => Number(l.split('\t')[0]));
+    for (let i = 1; i < keys.length; i++) expect(keys[i - 1] <= keys[i]).toBe(true);
+    const expected: string[] = [];
+    for (let s = 0; s < 4; s++) for (const [k, v] of sortInput(200_000, 3, s, 4)) expected.push(`${k}\t${v}`);
+    expect([...lines].sort()).toEqual(expected.sort());
+  });
+
+  test('join equals a reference join', async () => {
+    const id = await submitJob({ job: 'join', params: { customers: 5000, orders: 50_000 }, parallelism: 4 });
+    expect((await waitFor(id)).state).toBe('FINISHED');
+    const names = new Map([...customers(5000)].map(([cid, name]) => [cid, name]));
+    const expected = [...orders(50_000, 5000)].filter(([cid]) => names.has(cid)).map(([cid, amount]) => `${cid},${names.get(cid)},${amount}`);
+    const got = (await result<[number, string, number]>(id)).map((r) => r.join(','));
+    expect(got.sort()).toEqual(expected.sort());
+  });
+
+  test('a user job module submitted with `spillway submit FILE --wait` runs on both TaskManagers', async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'submit', 'examples/wordcount.mjs', '--jobmanager', url, '--param', `input=${corpus}`, '--parallelism', '4', '--wait']);
+    expect(stdout).toMatch(/FINISHED/);
+    const id = /submitted (\S+)/.exec(stdout)![1];
+    const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);
+    expect(new Set(status.tasks.map((t) => t.taskManager)).size).toBe(2);
+    expectCounts(await result<[string, number]>(id), reference);
+  });
+
+  test('bad input is a 400 that names the problem, and the cluster then runs a good job', async () => {
+    await expectBadRequest('{"job": "wordcount", ', /JSON/i, true);
+    await expectBadRequest({ job: 'nosuchjob' }, /unknown job "nosuchjob"/);
+    await expectBadRequest({ job: 'wordcount', params: { input: corpus }, parallelism: 0 }, /parallelism/);
+    await expectBadRequest({ job: 'wordcount', params: { input: path.join(work, 'missing') } }, /does not exist/);
+    await expectBadRequest({ job: 'wordcount', params: {} }, /"input"/);
+    const cyclic = `export default { name: 'cyclic', stages: [
+      { name: 'a', inputs: [{ from: 'b', partitioning: { type: 'rebalance' } }], sink: { collect: true } },
+      { name: 'b', inputs: [{ from: 'a', partitioning: { type: 'rebalance' } }] } ] };`;
+    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, cyclic, { contentType: 'text/javascript' });
+    await expectBadRequest({ module: hash }, /cycle: (a -> b -> a|b -> a -> b)/);
+    const id = await submitJob({ job: 'wordcount', params: { input: corpus }, parallelism: 4 });
+    expect((await waitFor(id)).state).toBe('FINISHED');
+    expectCounts(await result<[string, number]>(id), reference);
+  });
+
+  test('a job that fails at run time is FAILED with the error, and the next job runs', async () => {
+    const failing = `export default { name: 'failing', stages: [
+      { name: 'gen', source: { generate: function* () { for (let i = 0; i < 100000; i++) yield i; } },
+        operators: [{ map: (x) => { if (x === 5000) throw new Error('boom at 5000'); return [x % 10, 1]; } }] },
+      { name: 'count', inputs: [{ from: 'gen', partitioning: { type: 'hash', key: (r) => r[0] } }], sink: { collect: true } } ] };`;
+    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, failing, { contentType: 'text/javascript' });
+    const status = await waitFor(await submitJob({ module: hash, parallelism: 4 }));
+    expect(status.state).toBe('FAILED');
+    expect(status.error).toMatch(/boom at 5000.*task job-\S+\.gen\.\d on taskmanager tm-/);
+    const id = await submitJob({ job: 'synthetic', params: { records: 100_000, keys: 1000 }, parallelism: 4 });
+    expect((await waitFor(id)).state).toBe('FINISHED');
+  });
+
+  test('cancel mid-job: CANCELED within 5 s, no spill file left, every buffer back', async () => {
+    const id = await submitJob({ job: 'synthetic', params: { records: 200_000_000, keys: 1000 }, parallelism: 4, exchange: 'blocking' });
+    const deadline = Date.now() + 30_000;
+    while ((await callJson<JobStatus>('GET', `${url}/jobs/${id}`)).state !== 'RUNNING' && Date.now() < deadline) await sleep(50);
+    await sleep(1500);
+    const start = Date.now();
+    await callJson('POST', `${url}/jobs/${id}/cancel`, {});
+    const status = await waitFor(id, 5000);
+    expect(status.state).toBe('CANCELED');
+    expect(Date.now() - start).toBeLessThan(5000);
+    await expectTaskManagersIdle();
+  });
+
+  test('10 jobs submitted at once all finish with correct results', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => submitJob({ job: 'synthetic', params: { records: 50_000 + i, keys: 100 + i }, parallelism: 2 + (i % 3) })),
+    );
+    for (const [i, id] of ids.entries()) {
+      const status = await waitFor(id);
+      expect(status.state, status.error).toBe('FINISHED');
+      const summaries = await result<[number, number]>(id);
+      expect(summaries.reduce((s, r) => s + r[0], 0)).toBe(50_000 + i);
+      expect(summaries.reduce((s, r) => s + r[1], 0)).toBe(100 + i);
+    }
+    await expectTaskManagersIdle();
+  });
+});
+
+interface TaskManagerStatus {
+  partitions: string[];
+  segmentsInUse: number;
+  spillFiles: string[];
+}
+
+/** Every TaskManager holds no partition, no spill file and no buffer. */
+async function expectTaskManagersIdle(): Promise<void> {
+  const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
+  const deadline = Date.now() + 5000;
+  for (const tm of taskmanagers) {
+    let status: TaskManagerStatus;
+    do {
+      status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+      if (status.partitions.length === 0 && status.segmentsInUse === 0 && status.spillFiles.length === 0) break;
+      await sleep(100);
+    } while (Date.now() < deadline);
+    expect(status.partitions).toEqual([]);
+    expect(status.spillFiles).toEqual([]);
+    expect(status.segmentsInUse).toBe(0);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { callJson } from '../src/job/Http.js';
+
+const HEARTBEAT_TIMEOUT = 3000;
+let cluster: LocalCluster;
+let url: string;
+
+beforeAll(async () => {
+  cluster = new LocalCluster({ taskManagers: 2, slots: 2, memory: '64mb', heartbeatTimeoutMs: HEARTBEAT_TIMEOUT, stdio: 'ignore' });
+  url = await cluster.start();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+test('a TaskManager killed with SIGKILL mid-job fails the job within the heartbeat timeout, and the survivor releases everything', async () => {
+  const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, {
+    job: 'synthetic',
+    params: { records: 500_000_000, keys: 1000 },
+    parallelism: 4,
+    exchange: 'blocking',
+  });
+  const deadline = Date.now() + 30_000;
+  while ((await callJson<{ state: string }>('GET', `${url}/jobs/${id}`)).state !== 'RUNNING' && Date.now() < deadline) await sleep(50);
+  await sleep(1500);
+  const victim = cluster.processes[2];
+  const killedAt = Date.now();
+  victim.kill('SIGKILL');
+  let status: { state: string; error?: string };
+  do {
+    await sleep(100);
+    status = await callJson('GET', `${url}/jobs/${id}`);
+  } while (status.state === 'RUNNING' && Date.now() - killedAt < HEARTBEAT_TIMEOUT + 5000);
+  expect(status.state).toBe('FAILED');
+  expect(status.error).toMatch(/tm-\d+|127\.0\.0\.1:\d+/);
+  const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
+  expect(taskmanagers).toHaveLength(1);
+  const survivor = `http://${taskmanagers[0].host}:${taskmanagers[0].httpPort}/status`;
+  let idle: { partitions: string[]; spillFiles: string[]; segmentsInUse: number } = await callJson('GET', survivor);
+  for (let i = 0; i < 50 && (idle.partitions.length > 0 || idle.spillFiles.length > 0 || idle.segmentsInUse > 0); i++) {
+    await sleep(100);
+    idle = await callJson('GET', survivor);
+  }
+  expect(idle.partitions).toEqual([]);
+  expect(idle.spillFiles).toEqual([]);
+  expect(idle.segmentsInUse).toBe(0);
+}, 60_000);
