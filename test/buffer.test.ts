@@ -109,6 +109,7 @@ describe('BufferPool', () => {
     expect(global.segmentsInUse, 'the minimum stays with the pool').toBe(2);
     pool.destroy();
     expect(global.segmentsInUse).toBe(0);
+    expect(global.unreservedSegments).toBe(8);
   });
 
   test('borrowing above min never eats into the minimum another pool reserved', () => {
@@ -119,10 +120,13 @@ describe('BufferPool', () => {
     expect(a.requestBuffer(), 'a has its 4 and the 2 unreserved').toBeNull();
     const fromB = take(b, 2);
     expect(b.requestBuffer()).toBeNull();
-    for (const buffer of [...fromA, ...fromB]) buffer.recycle();
+    for (const buffer of [...fromA.slice(3), ...fromB]) buffer.recycle();
     a.destroy();
     b.destroy();
+    expect(global.unreservedSegments, 'a keeps 3 reserved while its 3 are out').toBe(5);
+    for (const buffer of fromA.slice(0, 3)) buffer.recycle();
     expect(global.segmentsInUse).toBe(0);
+    expect(global.unreservedSegments).toBe(8);
   });
 
   test('an exhausted pool hands recycled buffers to its waiters, first come first served', async () => {

@@ -41,6 +41,12 @@ async function waitFor(id: string, timeoutMs = 120_000): Promise<JobStatus> {
   }
 }
 
+async function expectFinished(id: string): Promise<JobStatus> {
+  const status = await waitFor(id);
+  expect(status.state, status.error).toBe('FINISHED');
+  return status;
+}
+
 async function result<T>(id: string): Promise<T[]> {
   return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
 }
@@ -100,7 +106,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
   test('wordcount to an output folder writes one part file per reducing task', async () => {
     const output = path.join(work, 'wc-out');
     const id = await submitJob({ job: 'wordcount', params: { input: corpus, output }, parallelism: 4 });
-    expect((await waitFor(id)).state).toBe('FINISHED');
+    await expectFinished(id);
     const parts = fs.readdirSync(output).sort();
     expect(parts).toEqual(['part-00000', 'part-00001', 'part-00002', 'part-00003']);
     const records = parts.flatMap((p) =>
@@ -115,7 +121,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
   test('sort: part files read in order are globally sorted and hold exactly the input', async () => {
     const output = path.join(work, 'sorted');
     const id = await submitJob({ job: 'sort', params: { records: 200_000, seed: 3, output }, parallelism: 4, exchange: 'blocking' });
-    expect((await waitFor(id)).state).toBe('FINISHED');
+    await expectFinished(id);
     const lines = fs
       .readdirSync(output)
       .sort()
@@ -129,7 +135,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
 
   test('join equals a reference join', async () => {
     const id = await submitJob({ job: 'join', params: { customers: 5000, orders: 50_000 }, parallelism: 4 });
-    expect((await waitFor(id)).state).toBe('FINISHED');
+    await expectFinished(id);
     const names = new Map([...customers(5000)].map(([cid, name]) => [cid, name]));
     const expected = [...orders(50_000, 5000)].filter(([cid]) => names.has(cid)).map(([cid, amount]) => `${cid},${names.get(cid)},${amount}`);
     const got = (await result<[number, string, number]>(id)).map((r) => r.join(','));
@@ -157,7 +163,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, cyclic, { contentType: 'text/javascript' });
     await expectBadRequest({ module: hash }, /cycle: (a -> b -> a|b -> a -> b)/);
     const id = await submitJob({ job: 'wordcount', params: { input: corpus }, parallelism: 4 });
-    expect((await waitFor(id)).state).toBe('FINISHED');
+    await expectFinished(id);
     expectCounts(await result<[string, number]>(id), reference);
   });
 
@@ -171,7 +177,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     expect(status.state).toBe('FAILED');
     expect(status.error).toMatch(/boom at 5000.*task job-\S+\.gen\.\d on taskmanager tm-/);
     const id = await submitJob({ job: 'synthetic', params: { records: 100_000, keys: 1000 }, parallelism: 4 });
-    expect((await waitFor(id)).state).toBe('FINISHED');
+    await expectFinished(id);
   });
 
   test('cancel mid-job: CANCELED within 5 s, no spill file left, every buffer back', async () => {

@@ -86,8 +86,8 @@ async function run(s: Scenario, random: Random): Promise<void> {
 }
 
 describe('RecordWriter -> ResultPartition -> LocalInputChannel -> InputGate -> RecordReader', () => {
-  test('random records, producers, consumers, selectors, buffer sizes and timeouts: identical and in order per channel (40 seeds)', async () => {
-    for (let seed = 1; seed <= 40; seed++) {
+  test('random records, producers, consumers, selectors, buffer sizes and timeouts: identical and in order per channel (80 seeds)', async () => {
+    for (let seed = 1; seed <= 80; seed++) {
       const random = seededRandom(seed);
       const s = scenario(random);
       const what = `${s.producers}x${s.consumers} ${s.type} ${s.hash ? 'hash' : 'rebalance'}, ${s.segmentSize} B buffers, timeout ${s.bufferTimeout}`;

@@ -192,7 +192,7 @@ describe('the other selectors', () => {
   });
 
   test('forward needs exactly one channel', () => {
-    const selector = new ForwardSelector<unknown>();
+    const selector: ChannelSelector<string> = new ForwardSelector<string>();
     selector.setup(1);
     expect(selector.selectChannel('anything')).toBe(0);
     expect(() => new ForwardSelector().setup(2)).toThrow('forward needs exactly 1 channel, not 2');

@@ -83,9 +83,10 @@ describe('transport between processes', () => {
 
     const blocked = await consumer.next<{ type: 'blocked'; channels: ConsumerDone['channels']; stashed: number }>('blocked');
     expect(blocked.channels).toEqual(channels.map((c, i) => ({ count: i === 0 ? 0 : c.count, error: null })));
-    // The receiver holds no more of channel 0 than its credit: exclusive plus every floating buffer.
-    expect(blocked.stashed).toBeGreaterThanOrEqual(exclusive);
-    expect(blocked.stashed).toBeLessThanOrEqual(exclusive + floating);
+    // Channel 0 got no more than its credit allowed: what the gate's pool holds (the exclusive
+    // buffers of the finished channels went back to it and became floating ones).
+    expect(blocked.stashed).toBeGreaterThan(exclusive);
+    expect(blocked.stashed).toBeLessThanOrEqual(channels.length * exclusive + floating);
     const before = await producer.request<ProducerStats>({ type: 'stats' });
     await sleep(300);
     const during = await producer.request<ProducerStats>({ type: 'stats' });

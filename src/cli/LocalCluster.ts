@@ -1,8 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callJson } from '../job/Http.js';
 
-const MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+/** The `spillway` command of this package, found from here whether this runs compiled or as source. */
+function spillwayBin(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('cannot find the spillway package root');
+    dir = parent;
+  }
+  return path.join(dir, 'bin', 'spillway.js');
+}
+
+const MAIN = spillwayBin();
 
 export interface LocalClusterOptions {
   taskManagers: number;

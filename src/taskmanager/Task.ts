@@ -79,7 +79,9 @@ export class Task {
   async run(): Promise<void> {
     try {
       const output = await this.createOutput();
-      const chain = compileChain(this.stage.operators ?? [], output.push, output.end);
+      // A join reads the inputs itself; the operators after it are chained.
+      const operators = (this.stage.operators ?? []).filter((op) => !('join' in op));
+      const chain = compileChain(operators, output.push, output.end);
       if (this.stage.source) await this.readSource(chain);
       else await this.readInputs(chain);
       this.checkCanceled();

@@ -38,10 +38,14 @@ export async function writeAll<T>(writer: RecordWriter<T>, records: Iterable<T>)
   await writer.close();
 }
 
-/** Every buffer is back: each pool lends none, the global pool has every segment free. */
+/**
+ * Every buffer is back: each pool lends none, the global pool has every segment free,
+ * and once the pools are destroyed (they are all there is) none of its memory is reserved.
+ */
 export function expectNoLeak(global: NetworkBufferPool, pools: BufferPool[]): void {
   for (const pool of pools) expect(pool.buffersInUse, `${pool.name} buffers in use`).toBe(0);
   expect(global.segmentsInUse, 'global segments in use').toBe(0);
+  if (pools.every((pool) => pool.isDestroyed)) expect(global.unreservedSegments, 'unreserved segments').toBe(global.totalSegments);
 }
 
 /** A fresh directory under the OS temp dir and a function that removes it. */

@@ -92,9 +92,9 @@ export class BufferPool implements BufferRecycler {
     this.global.cancelAwait(this);
     const error = new Error(`${this.name} was destroyed while waiting for a buffer`);
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
-    const available = this.available.splice(0);
-    this.global.unreserve(this.min - Math.min(this.min, this.owned - available.length));
-    for (const segment of available) this.returnToGlobal(segment);
+    // The part of the minimum never taken goes now, the rest with each segment's return.
+    this.global.unreserve(this.min - Math.min(this.min, this.owned));
+    for (const segment of this.available.splice(0)) this.returnToGlobal(segment);
   }
 
   private borrow(): Buffer | null {
@@ -107,7 +107,7 @@ export class BufferPool implements BufferRecycler {
   private returnToGlobal(segment: Buffer): void {
     this.owned--;
     const aboveMin = this.owned >= this.min;
-    // A destroyed pool's segment within the minimum was kept reserved until now.
+    // A destroyed pool's segments within the minimum stay reserved until they are back.
     if (this.destroyed && !aboveMin) this.global.unreserve(1);
     this.global.give(segment, aboveMin);
   }

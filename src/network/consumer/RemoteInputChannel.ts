@@ -11,6 +11,8 @@ import { formatAddress, type RemoteAddress } from '../transport/RemoteAddress.js
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './InputChannel.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './LocalInputChannel.js';
 
+const EXPERIMENT_T = Number(process.env.CREDIT_T ?? 1e9);
+
 export type { RemoteAddress } from '../transport/RemoteAddress.js';
 
 export interface RemoteInputChannelOptions {
@@ -251,7 +253,9 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   private addCredit(credit: number): void {
     const announce = this.unannouncedCredit === 0;
     this.unannouncedCredit += credit;
-    if (announce && this.connection !== null) this.connection.announceCredit(this.receiverId);
+    if (this.connection === null) return;
+    if (this.unannouncedCredit >= EXPERIMENT_T) this.connection.sendCreditNow(this.receiverId);
+    else if (announce) this.connection.announceCredit(this.receiverId);
   }
 
   private returnToPool(segment: Buffer): void {

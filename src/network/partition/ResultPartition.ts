@@ -86,6 +86,17 @@ export class ResultPartition {
     return this.finishing;
   }
 
+  /**
+   * The writer found the pool empty. Buffers a blocking partition keeps in memory come
+   * back only through the disk, and the pool may never reach the maximum the budget
+   * was sized for (network memory is shared): unless a spill write is under way,
+   * which will return buffers, spill the largest subpartition held in memory.
+   */
+  onPoolExhausted(): void {
+    if (this.spillables.some((s) => s.isWriting)) return;
+    this.spillLargest();
+  }
+
   createSubpartitionView(index: number, listener: AvailabilityListener): ResultSubpartitionView {
     const subpartition = this.subpartitions[index];
     if (!subpartition) throw new RangeError(`partition ${this.id} has no subpartition ${index}`);
@@ -117,13 +128,16 @@ export class ResultPartition {
   /** Keeps the in-memory bytes of a blocking partition within budget by spilling its largest subpartitions. */
   private accountMemory(delta: number): void {
     this.memoryInUse += delta;
-    while (this.memoryInUse > this.memoryBudget) {
-      let largest: SpillableSubpartition | null = null;
-      for (const s of this.spillables) {
-        if (!s.isSpilled && s.bytesInMemory > 0 && (largest === null || s.bytesInMemory > largest.bytesInMemory)) largest = s;
-      }
-      if (largest === null) return;
-      largest.spill();
+    while (this.memoryInUse > this.memoryBudget && this.spillLargest());
+  }
+
+  /** Spills the subpartition with the most bytes in memory; false if none holds any. */
+  private spillLargest(): boolean {
+    let largest: SpillableSubpartition | null = null;
+    for (const s of this.spillables) {
+      if (!s.isSpilled && s.bytesInMemory > 0 && (largest === null || s.bytesInMemory > largest.bytesInMemory)) largest = s;
     }
+    largest?.spill();
+    return largest !== null;
   }
 }

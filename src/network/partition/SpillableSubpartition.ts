@@ -28,6 +28,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   private readonly types: DataType[] = [];
   private fd: number | null = null;
   private fileSize = 0;
+  /** Reads of the file in flight: the file is closed only once none is. */
+  private reads = 0;
   private readonly writeQueue: NetworkBuffer[] = [];
   private writing = false;
   private finished = false;
@@ -52,6 +54,11 @@ export class SpillableSubpartition implements ResultSubpartition {
 
   get bytesInMemory(): number {
     return this.memoryBytes;
+  }
+
+  /** True while buffers are on their way to the spill file (they return to the pool once written). */
+  get isWriting(): boolean {
+    return this.writing;
   }
 
   get bytesOnDisk(): number {
@@ -132,7 +139,10 @@ export class SpillableSubpartition implements ResultSubpartition {
     this.memoryBytes = 0;
     for (const view of this.views) view.fail();
     this.views.clear();
+    // The name goes at once; the open file lives on until the I/O in flight is done.
+    if (this.fd !== null) fs.rmSync(this.spillPath, { force: true });
     this.closeFileWhenIdle();
+    this.wakeFinishers();
   }
 
   /** For views: the i-th buffer, or null if it must be read from disk. */
@@ -148,12 +158,22 @@ export class SpillableSubpartition implements ResultSubpartition {
       type === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(length), type) : await this.pool.requestBufferAsync();
     try {
       if (this.fd === null || this.failure !== null) throw this.failure ?? new Error(`${this.name} has no file`);
-      await readFully(this.fd, buffer.segment, length, this.offsets[i]);
+      await this.readFile(this.fd, buffer.segment, length, this.offsets[i]);
       buffer.size = length;
       return buffer;
     } catch (error) {
       buffer.recycle();
       throw error;
+    }
+  }
+
+  private async readFile(fd: number, target: Buffer, length: number, position: number): Promise<void> {
+    this.reads++;
+    try {
+      await readFully(fd, target, length, position);
+    } finally {
+      this.reads--;
+      if (this.failure !== null) this.closeFileWhenIdle();
     }
   }
 
@@ -175,10 +195,12 @@ export class SpillableSubpartition implements ResultSubpartition {
   }
 
   private writeBatch(): void {
+    if (this.failure !== null) for (const buffer of this.writeQueue.splice(0)) buffer.recycle();
     const batch = this.writeQueue.splice(0, MAX_WRITE_BATCH);
-    if (batch.length === 0 || this.fd === null || this.failure !== null) {
+    if (batch.length === 0 || this.fd === null) {
       for (const buffer of batch) buffer.recycle();
       this.writing = false;
+      if (this.failure !== null) this.closeFileWhenIdle();
       this.markReadyIfWritten();
       return;
     }
@@ -215,15 +237,10 @@ export class SpillableSubpartition implements ResultSubpartition {
   }
 
   private closeFileWhenIdle(): void {
-    if (this.writing) {
-      this.whenWritten.push(() => this.closeFileWhenIdle());
-      return;
-    }
-    this.wakeFinishers();
-    if (this.fd === null) return;
+    if (this.writing || this.reads > 0 || this.fd === null) return;
     const fd = this.fd;
     this.fd = null;
-    fs.close(fd, () => fs.rm(this.spillPath, { force: true }, () => {}));
+    fs.close(fd, () => {});
   }
 }
 

@@ -1,9 +1,18 @@
 import { Unpackr } from 'msgpackr';
+import { copyBytes } from '../buffer/Bytes.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES } from './RecordSerializer.js';
 
 /** Returned by next() when the current buffer holds no further complete record. */
 export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
+
+/**
+ * Records up to this size are unpacked from a copy at offset 0. msgpackr decodes
+ * strings in JS only when the value ends within the first 140 bytes of its source;
+ * further in, it calls its native string extractor, a fixed cost (about 60 ns) that
+ * pays off for records with several strings but doubles the cost of a word tuple.
+ */
+const SMALL_RECORD = 32;
 
 /** The Unpackr that reads what a channelPackr() wrote, one per channel and per read of it. */
 export function channelUnpackr(): Unpackr {
@@ -29,6 +38,7 @@ export class RecordDeserializer {
   private readonly lengthBytes = Buffer.alloc(LENGTH_BYTES);
   private lengthRead = 0;
   private readonly range = { start: 0, end: 0 };
+  private readonly small = Buffer.alloc(SMALL_RECORD);
 
   constructor(private readonly unpackr: Unpackr = channelUnpackr()) {}
 
@@ -59,7 +69,9 @@ export class RecordDeserializer {
       const end = start + length;
       if (end <= this.limit) {
         this.position = end;
-        return this.unpackInPlace(start, end);
+        const record = length <= SMALL_RECORD ? this.unpackSmall(start, length) : this.unpackInPlace(start, end);
+        if (end === this.limit) this.release();
+        return record;
       }
       this.beginSpanning(length, start);
       return NEED_MORE;
@@ -83,9 +95,12 @@ export class RecordDeserializer {
     const range = this.range;
     range.start = start;
     range.end = end;
-    const record = this.unpackr.unpack(this.segment, range);
-    if (end === this.limit) this.release();
-    return record;
+    return this.unpackr.unpack(this.segment, range);
+  }
+
+  private unpackSmall(start: number, length: number): unknown {
+    copyBytes(this.segment, start, this.small, 0, length);
+    return this.unpackr.unpack(this.small, length);
   }
 
   private beginSpanning(length: number, start: number): void {

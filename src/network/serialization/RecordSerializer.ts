@@ -1,4 +1,5 @@
 import { Packr, REUSE_BUFFER_MODE, RESET_BUFFER_MODE, RESERVE_START_SPACE } from 'msgpackr';
+import { copyBytes } from '../buffer/Bytes.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 
 /** Bytes of the big-endian length that precedes every record. */
@@ -64,15 +65,10 @@ export class RecordSerializer {
   copyTo(buffer: NetworkBuffer): boolean {
     const free = buffer.capacity - buffer.size;
     const remaining = this.end - this.position;
-    if (remaining <= free) {
-      this.staged.copy(buffer.segment, buffer.size, this.position, this.end);
-      buffer.size += remaining;
-      this.position = this.end;
-      return true;
-    }
-    this.staged.copy(buffer.segment, buffer.size, this.position, this.position + free);
-    buffer.size += free;
-    this.position += free;
-    return false;
+    const length = remaining <= free ? remaining : free;
+    copyBytes(this.staged, this.position, buffer.segment, buffer.size, length);
+    buffer.size += length;
+    this.position += length;
+    return length === remaining;
   }
 }

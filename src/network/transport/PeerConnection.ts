@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
-import { encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
+import { encodeAddCredit, encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
 import type { PartitionReceiver } from './PartitionReceiver.js';
 import { ADD_CREDIT_BYTES, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_FRAMES } from './Protocol.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
@@ -107,6 +107,12 @@ export class PeerConnection implements FrameHandler {
     if (this.creditScheduled) return;
     this.creditScheduled = true;
     queueMicrotask(() => this.flushCredit());
+  }
+
+  sendCreditNow(receiverId: number): void {
+    const receiver = this.receivers.get(receiverId);
+    if (this.closed || receiver === undefined) return;
+    this.socket.write(encodeAddCredit(receiverId, receiver.takeCredit()));
   }
 
   /** Says goodbye (CloseRequest) and closes; requests still open fail. */

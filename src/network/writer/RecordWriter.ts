@@ -101,7 +101,7 @@ export class RecordWriter<T> {
   private async copyAfterWait(channel: number, serializer: RecordSerializer): Promise<void> {
     // Other writers in this process pack while this one waits: keep the record safe from them.
     serializer.detach();
-    this.flushIfNothingElseRecycles();
+    this.relievePool();
     const buffer = await this.partition.pool.requestBufferAsync();
     if (this.closed) {
       buffer.recycle();
@@ -112,14 +112,15 @@ export class RecordWriter<T> {
   }
 
   /**
-   * When every buffer the pool has lent is a partly filled one of this writer, none
-   * would ever come back (with no buffer timeout, or a pool that cannot grow): hand
-   * them to the consumers, who recycle them.
+   * The pool is empty. If every buffer it lent is a partly filled one of this writer,
+   * none would ever come back (no buffer timeout, or a pool that cannot grow): hand
+   * them over. A blocking partition may then have to spill to free memory.
    */
-  private flushIfNothingElseRecycles(): void {
+  private relievePool(): void {
     let held = 0;
     for (const buffer of this.current) if (buffer !== null) held++;
     if (held > 0 && this.partition.pool.buffersInUse <= held) this.flushAll();
+    this.partition.onPoolExhausted();
   }
 
   private flush(channel: number): void {
