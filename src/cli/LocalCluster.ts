@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callJson } from '../job/Http.js';
@@ -36,6 +37,8 @@ export interface LocalClusterOptions {
 export class LocalCluster {
   readonly processes: ChildProcess[] = [];
   url = '';
+  /** Holds every TaskManager's spill folder; removed on stop, even after a TaskManager was killed. */
+  private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
 
   constructor(private readonly options: LocalClusterOptions) {}
 
@@ -44,7 +47,8 @@ export class LocalCluster {
     const jm = this.spawn(['jobmanager', '--port', String(port), ...this.heartbeatArgs()], true);
     this.url = await announcedUrl(jm);
     for (let i = 0; i < this.options.taskManagers; i++) {
-      const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots)];
+      const spillDir = path.join(this.dataDir, `taskmanager-${i}`);
+      const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
       if (this.options.memory) args.push('--memory', this.options.memory);
       this.spawn(args);
     }
@@ -64,6 +68,7 @@ export class LocalCluster {
           }),
       ),
     );
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
   private heartbeatArgs(): string[] {

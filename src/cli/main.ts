@@ -100,7 +100,13 @@ async function main(argv: string[]): Promise<number> {
 /** Stops cleanly on SIGINT/SIGTERM, then exits. */
 function onSignal(stop: () => Promise<void>): void {
   const handler = (): void => {
-    stop().finally(() => process.exit(0));
+    stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        console.error(`spillway: stopping failed: ${error.message}`);
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGINT', handler);
   process.once('SIGTERM', handler);

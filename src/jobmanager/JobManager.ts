@@ -62,6 +62,7 @@ export class JobManager {
   private readonly modules = new Map<string, string>();
   private readonly loader: JobLoader;
   private readonly ticker: NodeJS.Timeout;
+  private readonly dataDir: string;
 
   constructor(private readonly options: JobManagerOptions = {}) {
     this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? 10_000, (tm, reason) => {
@@ -69,8 +70,8 @@ export class JobManager {
       this.scheduler.taskManagerLost(tm, reason);
     });
     this.scheduler = new Scheduler(this.registry, options.slotTimeoutMs);
-    const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-jm-'));
-    this.loader = new JobLoader(path.join(dataDir, 'modules'), async (hash) => {
+    this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-jm-'));
+    this.loader = new JobLoader(path.join(this.dataDir, 'modules'), async (hash) => {
       const source = this.modules.get(hash);
       if (source === undefined) throw new Error(`no module ${hash}`);
       return source;
@@ -104,6 +105,7 @@ export class JobManager {
     clearInterval(this.ticker);
     this.registry.close();
     await this.http.close();
+    if (this.options.dataDir === undefined) fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
   private publicRoutes(): void {

@@ -77,9 +77,12 @@ export class TaskManager {
   async stop(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const task of this.tasks.values()) task.cancel();
-    await this.http.close();
-    await this.env.close();
-    if (this.options.ownsSpillDir) fs.rmSync(this.options.spillDir, { recursive: true, force: true });
+    try {
+      await this.http.close();
+      await this.env.close();
+    } finally {
+      if (this.options.ownsSpillDir) fs.rmSync(this.options.spillDir, { recursive: true, force: true });
+    }
   }
 
   private sendHeartbeat(): void {
