@@ -23,6 +23,8 @@ export interface LocalClusterOptions {
   slots: number;
   port?: number;
   memory?: string;
+  /** Network buffer size of every TaskManager, e.g. `32kb`. */
+  bufferSize?: string;
   heartbeatTimeoutMs?: number;
   /** Passed to every process. */
   extraArgs?: string[];
@@ -50,6 +52,7 @@ export class LocalCluster {
       const spillDir = path.join(this.dataDir, `taskmanager-${i}`);
       const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
       if (this.options.memory) args.push('--memory', this.options.memory);
+      if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
       this.spawn(args);
     }
     await this.waitForTaskManagers();

@@ -9,8 +9,8 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS]
-  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--port 8081]
+  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
+  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait]`;
 
@@ -21,6 +21,7 @@ const OPTIONS = {
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
+  'buffer-size': { type: 'string', default: '32kb' },
   'spill-dir': { type: 'string' },
   taskmanagers: { type: 'string', default: '2' },
   param: { type: 'string', multiple: true },
@@ -60,6 +61,7 @@ async function main(argv: string[]): Promise<number> {
         jobManager: values.jobmanager,
         slots: positiveInt('slots', values.slots),
         memory: parseSize(values.memory),
+        segmentSize: parseSize(values['buffer-size']),
         host: values.host,
         spillDir: values['spill-dir'] ?? path.join(os.tmpdir(), `spillway-tm-${process.pid}`),
         ownsSpillDir: values['spill-dir'] === undefined,
@@ -74,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
         taskManagers: positiveInt('taskmanagers', values.taskmanagers),
         slots: positiveInt('slots', values.slots),
         memory: values.memory,
+        bufferSize: values['buffer-size'],
         port: values.port === undefined ? 8081 : Number(values.port),
       });
       onSignal(() => cluster.stop());

@@ -126,6 +126,7 @@ export class TaskManager {
       segmentsInUse: this.env.buffers.segmentsInUse,
       totalSegments: this.env.buffers.totalSegments,
       rss: process.memoryUsage.rss(),
+      peakRss: process.resourceUsage().maxRSS * 1024,
     }));
   }
 
