@@ -31,19 +31,35 @@ export function synthetic(params: Record<string, unknown>): JobDefinition {
         name: 'count',
         inputs: [{ from: 'generate', partitioning: { type: 'hash', key: (r) => (r as SyntheticRecord).key } }],
         operators: [
-          { map: (r) => [(r as SyntheticRecord).key, 1] },
-          { reduceByKey: { key: (r) => (r as [number, number])[0], reduce: (a, b) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]] } },
+          // Keys are 0..keys-1: a count per key in a typed array costs far less than a Map entry.
           {
             aggregate: {
-              zero: (): SyntheticSummary => [0, 0],
-              add: (acc, r) => [(acc as SyntheticSummary)[0] + (r as number[])[1], (acc as SyntheticSummary)[1] + 1],
+              zero: () => ({ records: 0, perKey: new Uint32Array(keys) }),
+              add: (acc, r) => {
+                const counts = acc as KeyCounts;
+                counts.perKey[(r as SyntheticRecord).key]++;
+                counts.records++;
+                return counts;
+              },
             },
           },
+          { map: (acc) => summarize(acc as KeyCounts) },
         ],
         sink: { collect: true },
       },
     ],
   };
+}
+
+interface KeyCounts {
+  records: number;
+  perKey: Uint32Array;
+}
+
+function summarize({ records, perKey }: KeyCounts): SyntheticSummary {
+  let keys = 0;
+  for (const count of perKey) if (count > 0) keys++;
+  return [records, keys];
 }
 
 function* generate(records: number, keys: number, payload: string, subtask: number, parallelism: number): Generator<SyntheticRecord> {
