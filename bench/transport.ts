@@ -2,8 +2,10 @@
  * End-to-end transport throughput: a producer process (DataServer, a pipelined
  * partition, a RecordWriter) and a consumer process (this one: RemoteInputChannels
  * over one connection, an InputGate and a RecordReader that decodes every record),
- * 32 KiB buffers. Imported, it offers the measurements; run as
- * `node transport.js producer CASE` it is the producing process.
+ * 32 KiB buffers, the cluster's default pool sizes (4 buffers per subpartition; 2
+ * exclusive buffers per channel and 8 floating per gate). One more workload sends
+ * full buffers without records: the transport's own ceiling. Imported, it offers
+ * the measurements; run as `node transport.js producer CASE` it is the producer.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +22,10 @@ import { RebalanceSelector } from '../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../src/network/writer/RecordWriter.js';
 import { measureLoopback, type LoopbackResult } from './loopback.js';
 
-export type Workload = 'word tuples' | '100 B records' | '1 KiB records';
+export type Workload = 'word tuples' | '100 B records' | '1 KiB records' | 'full buffers, no records';
+
+/** The transport alone: full 32 KiB buffers handed to the partition and recycled unread, no serialization. */
+const BUFFERS: Workload = 'full buffers, no records';
 
 export interface TransportCase {
   workload: Workload;
@@ -51,6 +56,8 @@ export const DEFAULT_CASES: TransportCase[] = [
   { workload: '100 B records', channels: 4, records: 4_000_000 },
   { workload: '1 KiB records', channels: 1, records: 1_500_000 },
   { workload: '1 KiB records', channels: 4, records: 1_500_000 },
+  { workload: BUFFERS, channels: 1, records: 100_000 },
+  { workload: BUFFERS, channels: 4, records: 100_000 },
 ];
 
 /** 1024 distinct records of the workload, built once: the producer cycles through them. */
@@ -77,7 +84,7 @@ export async function transportBenchmark(cases = DEFAULT_CASES, repeat = 3): Pro
   return { rows, loopback: median(loopbacks, (l) => l.seconds) };
 }
 
-/** One run: a producer process writes the records, this process reads and decodes them. */
+/** One run: a producer process writes, this process reads (and decodes, unless the case has no records). */
 export async function measureTransport(benchCase: TransportCase): Promise<TransportResult> {
   const producer = spawn(process.execPath, [SELF, 'producer', JSON.stringify(benchCase)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<never>((_, reject) => producer.once('exit', (code) => reject(new Error(`producer exited (${code})`))));
@@ -90,19 +97,44 @@ export async function measureTransport(benchCase: TransportCase): Promise<Transp
     const gate = new InputGate();
     const remote = { host: '127.0.0.1', port };
     gate.setChannels(Array.from({ length: n }, (_, c) => new RemoteInputChannel(c, { partitionId: PARTITION_ID, subpartition: c }, remote, connections, gate, pool)));
-    const reader = new RecordReader<unknown>(gate);
-    let count = 0;
     const started = performance.now();
     producer.send('go');
-    await Promise.race([reader.forEach(() => void count++), exited]);
+    const { count, bytes } = await Promise.race([benchCase.workload === BUFFERS ? drain(gate) : decode(gate), exited]);
     const seconds = (performance.now() - started) / 1000;
     if (count !== benchCase.records) throw new Error(`received ${count} of ${benchCase.records} records`);
-    return { ...benchCase, seconds, recordsPerSec: count / seconds, mbPerSec: reader.bytesIn / seconds / 1e6 };
+    return { ...benchCase, seconds, recordsPerSec: count / seconds, mbPerSec: bytes / seconds / 1e6 };
   } finally {
     producer.kill();
     pool.destroy();
     await connections.close();
   }
+}
+
+/** Decodes every record. */
+async function decode(gate: InputGate): Promise<{ count: number; bytes: number }> {
+  const reader = new RecordReader<unknown>(gate);
+  let count = 0;
+  await reader.forEach(() => void count++);
+  return { count, bytes: reader.bytesIn };
+}
+
+/** Recycles every buffer unread. */
+async function drain(gate: InputGate): Promise<{ count: number; bytes: number }> {
+  gate.requestPartitions();
+  let count = 0;
+  let bytes = 0;
+  while (!gate.isFinished) {
+    const buffer = gate.pollNext();
+    if (buffer === null) {
+      await gate.waitForData();
+      continue;
+    }
+    count++;
+    bytes += buffer.size;
+    buffer.recycle();
+  }
+  gate.close();
+  return { count, bytes };
 }
 
 /** The producing process: registers the partition, and on 'go' writes the records round-robin. */
@@ -114,17 +146,32 @@ async function produce(benchCase: TransportCase): Promise<void> {
   partitions.register(partition);
   const server = new DataServer(partitions);
   const { port } = await server.listen();
-  const records = sampleRecords(benchCase.workload);
-  const writer = new RecordWriter<unknown>(partition, new RebalanceSelector());
   await new Promise<void>((resolve) => {
     process.once('message', () => resolve());
     process.send?.({ port });
   });
+  if (benchCase.workload === BUFFERS) await writeBuffers(partition, benchCase.records);
+  else await writeRecords(partition, benchCase);
+}
+
+async function writeRecords(partition: ResultPartition, benchCase: TransportCase): Promise<void> {
+  const records = sampleRecords(benchCase.workload);
+  const writer = new RecordWriter<unknown>(partition, new RebalanceSelector());
   for (let i = 0; i < benchCase.records; i++) {
     const waiting = writer.emit(records[i & 1023]);
     if (waiting) await waiting;
   }
   await writer.close();
+}
+
+async function writeBuffers(partition: ResultPartition, count: number): Promise<void> {
+  const pool = partition.pool;
+  for (let i = 0; i < count; i++) {
+    const buffer = pool.requestBuffer() ?? (await pool.requestBufferAsync());
+    buffer.size = buffer.capacity;
+    partition.add(buffer, i % partition.numSubpartitions);
+  }
+  await partition.finish();
 }
 
 /** The table: each case beside the raw TCP figure, with the ratio of their MB/s. */
@@ -137,7 +184,7 @@ export function formatTransportReport({ rows, loopback }: TransportReport): stri
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    const recordsPerSec = r.recordsPerSec >= 1e6 ? `${(r.recordsPerSec / 1e6).toFixed(2)} M` : `${(r.recordsPerSec / 1e3).toFixed(0)} k`;
+    const recordsPerSec = r.workload === BUFFERS ? `${(r.recordsPerSec / 1e3).toFixed(1)} k buffers` : r.recordsPerSec >= 1e6 ? `${(r.recordsPerSec / 1e6).toFixed(2)} M` : `${(r.recordsPerSec / 1e3).toFixed(0)} k`;
     lines.push(`| ${r.workload} | ${r.channels} | ${r.records.toLocaleString('en')} | ${recordsPerSec} | ${r.mbPerSec.toFixed(0)} | ${raw.toFixed(0)} | ${(r.mbPerSec / raw).toFixed(2)} |`);
   }
   return lines.join('\n');

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { BufferPool } from '../src/network/buffer/BufferPool.js';
-import type { NetworkBuffer } from '../src/network/buffer/NetworkBuffer.js';
+import { DataType, NetworkBuffer, UNPOOLED } from '../src/network/buffer/NetworkBuffer.js';
 import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
 import { InputGate } from '../src/network/consumer/InputGate.js';
 import { RecordReader } from '../src/network/consumer/RecordReader.js';
@@ -17,6 +17,9 @@ import { RecordWriter } from '../src/network/writer/RecordWriter.js';
 import { ConnectionManager } from '../src/network/transport/ConnectionManager.js';
 import { DataServer } from '../src/network/transport/DataServer.js';
 import type { RetryPolicy } from '../src/network/consumer/LocalInputChannel.js';
+import { EventType } from '../src/network/serialization/Events.js';
+import { RecordSerializer } from '../src/network/serialization/RecordSerializer.js';
+import { bufferResponse, fakeServer } from './fixtures/transportFakeServer.js';
 
 let global: NetworkBufferPool;
 let partitions: ResultPartitionManager;
@@ -240,5 +243,61 @@ describe('connections', () => {
     pool.destroy();
     partitions.releaseWhere(() => true);
     expect(global.segmentsInUse).toBe(0);
+  });
+
+  test('a TaskManager that is not there fails the channel with its address', async () => {
+    const gone = await fakeServer(() => {});
+    gone.close();
+    const pool = new BufferPool(global, 2, 2);
+    const gate = new InputGate();
+    gate.setChannels([new RemoteInputChannel(0, { partitionId: 'p', subpartition: 0 }, gone.address, connections, gate, pool)]);
+    await expect(new RecordReader(gate).forEach(() => {})).rejects.toThrow(
+      new RegExp(`connection to TaskManager 127\\.0\\.0\\.1:${gone.address.port} failed: connect ECONNREFUSED`),
+    );
+    pool.destroy();
+  });
+
+  test('a channel released in the middle of a buffer gives its memory back and leaves the connection in step', async () => {
+    const serializer = new RecordSerializer();
+    const records = new NetworkBuffer(Buffer.alloc(4096), UNPOOLED);
+    for (const record of [1, 2, 3]) {
+      serializer.serialize(record);
+      serializer.copyTo(records);
+    }
+    const half = bufferResponse(0, 0, 0, DataType.DATA, Buffer.alloc(4096, 7));
+    let halfSent: () => void = () => {};
+    const sent = new Promise<void>((resolve) => (halfSent = resolve));
+    const fake = await fakeServer(({ receiverId, partitionId }, socket) => {
+      if (partitionId === 'half') {
+        socket.write(half.subarray(0, 2000));
+        halfSent();
+        return;
+      }
+      socket.write(half.subarray(2000));
+      socket.write(bufferResponse(receiverId, 0, 0, DataType.DATA, records.bytes()));
+      socket.write(bufferResponse(receiverId, 1, 0, DataType.EVENT, Buffer.of(EventType.END_OF_PARTITION)));
+    });
+    try {
+      const halfPool = new BufferPool(global, 2, 2);
+      const halfGate = new InputGate();
+      halfGate.setChannels([new RemoteInputChannel(0, { partitionId: 'half', subpartition: 0 }, fake.address, connections, halfGate, halfPool)]);
+      halfGate.requestPartitions();
+      await sent;
+      await sleep(50);
+      halfGate.close();
+      expect(halfPool.buffersInUse).toBe(0);
+      halfPool.destroy();
+
+      const pool = new BufferPool(global, 2, 2);
+      const gate = new InputGate();
+      gate.setChannels([new RemoteInputChannel(0, { partitionId: 'whole', subpartition: 0 }, fake.address, connections, gate, pool)]);
+      const got: number[] = [];
+      await new RecordReader<number>(gate).forEach((record) => void got.push(record));
+      expect(got).toEqual([1, 2, 3]);
+      expect(connections.connectionCount).toBe(1);
+      pool.destroy();
+    } finally {
+      fake.close();
+    }
   });
 });

@@ -8,10 +8,8 @@ import {
   encodeErrorResponse,
   encodeHandshake,
   encodePartitionRequest,
-  writeBufferResponseHeader,
 } from '../src/network/transport/FrameEncoder.js';
 import {
-  BUFFER_HEADER_BYTES,
   CLIENT_FRAMES,
   CONNECTION_WIDE,
   ErrorKind,
@@ -21,8 +19,9 @@ import {
   ProtocolError,
   SERVER_FRAMES,
 } from '../src/network/transport/Protocol.js';
+import { bufferResponse } from './fixtures/transportFakeServer.js';
 
-type Event = ControlFrame | { type: 'buffer'; header: BufferHeader; payload: Buffer };
+type Event = ControlFrame | { type: 'buffer'; header: BufferHeader; payload: string };
 
 /** A decoder that records what it decodes; a payload must land in the target handed out for it (receiver 666 gets none: skipped). */
 function recorder(accepts: readonly FrameType[]): { decoder: FrameDecoder; events: Event[] } {
@@ -37,17 +36,12 @@ function recorder(accepts: readonly FrameType[]): { decoder: FrameDecoder; event
         target = h.receiverId === 666 ? null : Buffer.alloc(h.size);
         return target;
       },
-      onBufferPayload: () => events.push({ type: 'buffer', header: header!, payload: target! }),
+      // Hex, so that the comparison of big payloads stays quick.
+      onBufferPayload: () => events.push({ type: 'buffer', header: header!, payload: target!.toString('hex') }),
     },
     accepts,
   );
   return { decoder, events };
-}
-
-function bufferResponse(receiverId: number, sequence: number, backlog: number, dataType: DataType, payload: Buffer): Buffer {
-  const header = Buffer.alloc(BUFFER_HEADER_BYTES);
-  writeBufferResponseHeader(header, 0, receiverId, sequence, backlog, dataType, payload.length);
-  return Buffer.concat([header, payload]);
 }
 
 /** Feeds bytes in pieces whose sizes cycle through `sizes`. */
@@ -100,9 +94,9 @@ describe('frame codec', () => {
       const { decoder, events } = recorder(SERVER_FRAMES);
       feed(decoder, serverStream, sizes);
       expect(events).toEqual([
-        { type: 'buffer', header: { receiverId: 1, sequence: 0, backlog: 4, dataType: DataType.DATA, size: payload.length }, payload},
-        { type: 'buffer', header: { receiverId: 1, sequence: 1, backlog: 0, dataType: DataType.EVENT, size: 1 }, payload: Buffer.of(0)},
-        { type: 'buffer', header: { receiverId: 2, sequence: 0, backlog: 0, dataType: DataType.DATA, size: 0 }, payload: Buffer.alloc(0)},
+        { type: 'buffer', header: { receiverId: 1, sequence: 0, backlog: 4, dataType: DataType.DATA, size: payload.length }, payload: payload.toString('hex') },
+        { type: 'buffer', header: { receiverId: 1, sequence: 1, backlog: 0, dataType: DataType.EVENT, size: 1 }, payload: '00' },
+        { type: 'buffer', header: { receiverId: 2, sequence: 0, backlog: 0, dataType: DataType.DATA, size: 0 }, payload: '' },
         { type: FrameType.ERROR_RESPONSE, receiverId: 2, kind: ErrorKind.PARTITION_NOT_FOUND, message: 'partition p not found' },
         { type: FrameType.ERROR_RESPONSE, receiverId: CONNECTION_WIDE, kind: ErrorKind.FAILURE, message: 'bye' },
       ]);

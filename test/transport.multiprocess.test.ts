@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BufferPool } from '../src/network/buffer/BufferPool.js';
-import { NetworkBuffer, UNPOOLED } from '../src/network/buffer/NetworkBuffer.js';
+import { DataType, NetworkBuffer, UNPOOLED } from '../src/network/buffer/NetworkBuffer.js';
 import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
 import { InputGate } from '../src/network/consumer/InputGate.js';
 import { RecordReader } from '../src/network/consumer/RecordReader.js';
@@ -16,15 +16,11 @@ import { RemoteInputChannel, type RemoteAddress } from '../src/network/consumer/
 import { RecordSerializer } from '../src/network/serialization/RecordSerializer.js';
 import { ConnectionManager } from '../src/network/transport/ConnectionManager.js';
 import { FrameDecoder, type ControlFrame } from '../src/network/transport/FrameDecoder.js';
-import {
-  encodeCloseRequest,
-  encodeHandshake,
-  encodePartitionRequest,
-  writeBufferResponseHeader,
-} from '../src/network/transport/FrameEncoder.js';
-import { BUFFER_HEADER_BYTES, CLIENT_FRAMES, CONNECTION_WIDE, ErrorKind, FrameType, SERVER_FRAMES } from '../src/network/transport/Protocol.js';
+import { encodeCloseRequest, encodeHandshake, encodePartitionRequest } from '../src/network/transport/FrameEncoder.js';
+import { CONNECTION_WIDE, ErrorKind, FrameType, SERVER_FRAMES } from '../src/network/transport/Protocol.js';
 import type { ChannelSpec, ConsumerDone } from './fixtures/transportConsumer.js';
 import type { ProducerStats } from './fixtures/transportProducer.js';
+import { bufferResponse, fakeServer, type FakeServer } from './fixtures/transportFakeServer.js';
 import { FixtureProcess, killAll } from './fixtures/transportProcess.js';
 import { RecordChecker, recordOf, type TestRecord, type Workload } from './fixtures/transportRecords.js';
 
@@ -210,7 +206,7 @@ describe('transport between processes', () => {
       await readGood();
 
       // A buffer with a wrong sequence number (from a rogue server): that channel fails, nothing is lost silently.
-      const rogue = await rogueServer();
+      const rogue = await gapServer();
       try {
         const [gap] = await readChannels(global, connections, rogue.address, roundRobinChannels('any', 1, 2, 'mixed'));
         expect(gap.count).toBe(1);
@@ -314,37 +310,12 @@ function rawExchange(
 }
 
 /** A server that answers any request with buffer 0, then buffer 2: a gap. */
-async function rogueServer(): Promise<{ address: RemoteAddress; close: () => void }> {
+function gapServer(): Promise<FakeServer> {
   const serializer = new RecordSerializer();
   const payload = new NetworkBuffer(Buffer.alloc(32 * 1024), UNPOOLED);
   serializer.serialize(recordOf('mixed', 0));
   serializer.copyTo(payload);
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    socket.write(encodeHandshake());
-    const decoder = new FrameDecoder(
-      {
-        onControlFrame: (frame) => {
-          if (frame.type !== FrameType.PARTITION_REQUEST) return;
-          for (const sequence of [0, 2]) {
-            const header = Buffer.alloc(BUFFER_HEADER_BYTES);
-            writeBufferResponseHeader(header, 0, frame.receiverId, sequence, 0, payload.dataType, payload.size);
-            socket.write(Buffer.concat([header, payload.bytes()]));
-          }
-        },
-        onBufferHeader: () => null,
-        onBufferPayload: () => {},
-      },
-      CLIENT_FRAMES,
-    );
-    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+  return fakeServer(({ receiverId }, socket) => {
+    for (const sequence of [0, 2]) socket.write(bufferResponse(receiverId, sequence, 0, DataType.DATA, payload.bytes()));
   });
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  const close = (): void => {
-    server.close();
-    for (const socket of sockets) socket.destroy();
-  };
-  return { address: { host: HOST, port: (server.address() as net.AddressInfo).port }, close };
 }

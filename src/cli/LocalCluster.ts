@@ -84,7 +84,10 @@ export class LocalCluster {
       stdio: ['ignore', captureStdout ? 'pipe' : output, output],
     });
     this.processes.push(child);
-    process.once('exit', () => child.kill('SIGKILL'));
+    // If this process ends first, the child must not outlive it.
+    const killChild = (): void => void child.kill('SIGKILL');
+    process.once('exit', killChild);
+    child.once('exit', () => process.off('exit', killChild));
     return child;
   }
 

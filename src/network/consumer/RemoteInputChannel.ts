@@ -11,8 +11,6 @@ import { formatAddress, type RemoteAddress } from '../transport/RemoteAddress.js
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './InputChannel.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './LocalInputChannel.js';
 
-const EXPERIMENT_T = Number(process.env.CREDIT_T ?? 1e9);
-
 export type { RemoteAddress } from '../transport/RemoteAddress.js';
 
 export interface RemoteInputChannelOptions {
@@ -102,6 +100,9 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     this.released = true;
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.endRequest(!this.ended && this.error === null);
+    // A buffer half received: the connection no longer writes into it (unregistered, or closed).
+    if (this.incoming !== null && this.incomingType === DataType.DATA) this.returnToPool(this.incoming);
+    this.incoming = null;
     for (const buffer of this.received.drain()) buffer.recycle();
     for (const segment of this.free.splice(0)) this.returnToPool(segment);
   }
@@ -253,9 +254,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   private addCredit(credit: number): void {
     const announce = this.unannouncedCredit === 0;
     this.unannouncedCredit += credit;
-    if (this.connection === null) return;
-    if (this.unannouncedCredit >= EXPERIMENT_T) this.connection.sendCreditNow(this.receiverId);
-    else if (announce) this.connection.announceCredit(this.receiverId);
+    if (announce && this.connection !== null) this.connection.announceCredit(this.receiverId);
   }
 
   private returnToPool(segment: Buffer): void {

@@ -81,6 +81,11 @@ export class FrameDecoder {
     return this.gathered > 0 || this.phase === Phase.BODY || this.phase === Phase.PAYLOAD;
   }
 
+  /** The rest of the payload being received is skipped: its target is no longer the receiver's to fill. */
+  skipPayload(): void {
+    if (this.phase === Phase.PAYLOAD) this.target = null;
+  }
+
   /** Ignores everything after this (the connection is closing). */
   stop(): void {
     this.stopped = true;
@@ -122,9 +127,6 @@ export class FrameDecoder {
         if (this.type === FrameType.BUFFER_RESPONSE) return this.parseBufferHeader(bytes, at);
         this.expectHead();
         this.handler.onControlFrame(decodeControlFrame(this.type, bytes, at, this.bodyBytes));
-        return;
-      case Phase.PAYLOAD:
-        throw new Error('unreachable: payload bytes are copied, not parsed');
     }
   }
 

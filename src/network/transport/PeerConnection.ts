@@ -1,12 +1,12 @@
 import net from 'node:net';
 import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
-import { encodeAddCredit, encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
+import { encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
 import type { PartitionReceiver } from './PartitionReceiver.js';
 import { ADD_CREDIT_BYTES, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_FRAMES } from './Protocol.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
 
 /** Socket reads land in one reused buffer: every byte is parsed or copied out before the next read. */
-const READ_BUFFER_BYTES = 256 * 1024;
+const READ_BUFFER_BYTES = Number(process.env.READ_KB ?? 256) * 1024;
 /** How long a closing connection waits for the peer to close its side. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -66,14 +66,6 @@ export class PeerConnection implements FrameHandler {
     this.startIdleTimer();
   }
 
-  get receiverCount(): number {
-    return this.receivers.size;
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   /** Adds a receiver; its id names it in every frame of its request. */
   register(receiver: PartitionReceiver): number {
     if (this.closed) throw new Error(`connection to TaskManager ${this.name} is closed`);
@@ -89,7 +81,15 @@ export class PeerConnection implements FrameHandler {
 
   /** The receiver is done; the connection idles once it has none. */
   unregister(receiverId: number): void {
-    if (!this.receivers.delete(receiverId) || this.receivers.size > 0 || this.closed) return;
+    const receiver = this.receivers.get(receiverId);
+    if (receiver === undefined) return;
+    // A payload half received for it must not be written on after it took its memory back.
+    if (receiver === this.current) {
+      this.decoder.skipPayload();
+      this.current = null;
+    }
+    this.receivers.delete(receiverId);
+    if (this.receivers.size > 0 || this.closed) return;
     this.startIdleTimer();
   }
 
@@ -107,12 +107,6 @@ export class PeerConnection implements FrameHandler {
     if (this.creditScheduled) return;
     this.creditScheduled = true;
     queueMicrotask(() => this.flushCredit());
-  }
-
-  sendCreditNow(receiverId: number): void {
-    const receiver = this.receivers.get(receiverId);
-    if (this.closed || receiver === undefined) return;
-    this.socket.write(encodeAddCredit(receiverId, receiver.takeCredit()));
   }
 
   /** Says goodbye (CloseRequest) and closes; requests still open fail. */

@@ -1,0 +1,248 @@
+/**
+ * Cluster-level figures: jobs run through a LocalCluster (a JobManager and 2
+ * TaskManager processes with 2 slots each, real TCP between them) at parallelism 4,
+ * timed by the JobManager (GET /jobs/:id durationMs), checked for exact results, with
+ * every TaskManager's peak RSS (GET /status on each TaskManager).
+ */
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { callJson } from '../src/job/Http.js';
+import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
+import type { WordCountRecord } from '../src/job/builtins/WordCount.js';
+import type { TaskCounters } from '../src/job/TaskDeployment.js';
+
+export const TASK_MANAGERS = 2;
+export const SLOTS = 2;
+export const PARALLELISM = TASK_MANAGERS * SLOTS;
+
+/** The benchmark workload of the issue: 100 B records over a million keys. */
+export const SYNTHETIC = { recordSize: 100, keys: 1_000_000 } as const;
+
+export type Exchange = 'pipelined' | 'blocking';
+
+export interface SubmitBody {
+  job?: string;
+  module?: string;
+  params: Record<string, unknown>;
+  parallelism?: number;
+  exchange?: Exchange;
+  bufferTimeout?: number;
+}
+
+export interface JobStatus {
+  id: string;
+  state: 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+  error?: string;
+  durationMs: number;
+  started?: number;
+  ended?: number;
+  counters: TaskCounters;
+  tasks: { id: string; stage: string; subtask: number; taskManager: string; state: string; counters: TaskCounters }[];
+}
+
+export interface TaskManagerMemory {
+  id: string;
+  /** Network memory, bytes. */
+  memory: number;
+  rss: number;
+  peakRss: number;
+}
+
+interface TaskManagerEntry {
+  id: string;
+  host: string;
+  httpPort: number;
+  memory: number;
+}
+
+const TERMINAL = new Set(['FINISHED', 'FAILED', 'CANCELED']);
+const JOB_TIMEOUT_MS = 10 * 60_000;
+
+/** A LocalCluster with the REST calls the benchmarks need. */
+export class BenchCluster {
+  private constructor(
+    private readonly local: LocalCluster,
+    readonly url: string,
+  ) {}
+
+  static async start(options: { memory?: string; bufferSize?: string } = {}): Promise<BenchCluster> {
+    // Child logs would break up the table; BENCH_VERBOSE=1 shows them.
+    const stdio = process.env.BENCH_VERBOSE ? 'inherit' : 'ignore';
+    const local = new LocalCluster({ taskManagers: TASK_MANAGERS, slots: SLOTS, stdio, ...options });
+    try {
+      return new BenchCluster(local, await local.start());
+    } catch (error) {
+      await local.stop();
+      throw error;
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.local.stop();
+  }
+
+  /** Submits the job and polls it until it ends; `onPoll` sees every status. Throws unless it FINISHED. */
+  async run(body: SubmitBody, onPoll?: (status: JobStatus) => void, pollMs = 50): Promise<JobStatus> {
+    const { id } = await callJson<{ id: string }>('POST', `${this.url}/jobs`, { parallelism: PARALLELISM, ...body });
+    const deadline = Date.now() + JOB_TIMEOUT_MS;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      const status = await callJson<JobStatus>('GET', `${this.url}/jobs/${id}`);
+      onPoll?.(status);
+      if (status.state === 'FINISHED') return status;
+      if (TERMINAL.has(status.state)) throw new Error(`job ${id} (${describe(body)}) ${status.state}: ${status.error ?? 'no error given'}`);
+      if (Date.now() > deadline) {
+        await callJson('POST', `${this.url}/jobs/${id}/cancel`, {}).catch(() => undefined);
+        throw new Error(`job ${id} (${describe(body)}) still ${status.state} after ${JOB_TIMEOUT_MS / 1000} s`);
+      }
+    }
+  }
+
+  async result<T>(id: string): Promise<T[]> {
+    return (await callJson<{ records: T[] }>('GET', `${this.url}/jobs/${id}/result`)).records;
+  }
+
+  /** Uploads a job module; returns the hash to submit it by. */
+  async upload(source: string): Promise<string> {
+    return (await callJson<{ hash: string }>('POST', `${this.url}/modules`, source, { contentType: 'text/javascript' })).hash;
+  }
+
+  /** Every TaskManager's network memory, RSS and peak RSS (the peak since the process started). */
+  async memory(): Promise<TaskManagerMemory[]> {
+    const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${this.url}/taskmanagers`);
+    return Promise.all(
+      taskmanagers.map(async (tm) => {
+        const status = await callJson<{ rss: number; peakRss: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+        return { id: tm.id, memory: tm.memory, rss: status.rss, peakRss: status.peakRss };
+      }),
+    );
+  }
+}
+
+function describe(body: SubmitBody): string {
+  return `${body.job ?? 'module'} ${JSON.stringify(body.params)}`;
+}
+
+/** Starts a cluster, hands it to `use`, and stops it whatever happens. */
+export async function withCluster<T>(options: { memory?: string; bufferSize?: string }, use: (cluster: BenchCluster) => Promise<T>): Promise<T> {
+  const cluster = await BenchCluster.start(options);
+  try {
+    return await use(cluster);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+export interface SyntheticRun {
+  records: number;
+  exchange: Exchange;
+  bufferTimeout?: number;
+  seconds: number;
+  recordsPerSec: number;
+  /** Serialized bytes that crossed the exchange. */
+  bytes: number;
+  mbPerSec: number;
+  /** Every record counted once and every key seen (from the collected per-task summaries). */
+  exact: boolean;
+}
+
+/** One run of the built-in synthetic job. */
+export async function runSynthetic(
+  cluster: BenchCluster,
+  records: number,
+  exchange: Exchange,
+  options: { bufferTimeout?: number; onPoll?: (status: JobStatus) => void; pollMs?: number } = {},
+): Promise<{ run: SyntheticRun; status: JobStatus }> {
+  const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout: options.bufferTimeout };
+  const status = await cluster.run(body, options.onPoll, options.pollMs);
+  const summaries = await cluster.result<SyntheticSummary>(status.id);
+  const counted = summaries.reduce((sum, [n]) => sum + n, 0);
+  const keys = summaries.reduce((sum, [, k]) => sum + k, 0);
+  const seconds = status.durationMs / 1000;
+  const bytes = status.counters.bytesOut;
+  return {
+    run: {
+      records,
+      exchange,
+      bufferTimeout: options.bufferTimeout,
+      seconds,
+      recordsPerSec: records / seconds,
+      bytes,
+      mbPerSec: bytes / seconds / 1e6,
+      exact: counted === records && keys === Math.min(records, SYNTHETIC.keys),
+    },
+    status,
+  };
+}
+
+export interface WordCountRun {
+  bytes: number;
+  seconds: number;
+  mbPerSec: number;
+  distinctWords: number;
+  exact: boolean;
+  /** The first difference from the expected counts, if any. */
+  mismatch?: string;
+}
+
+/** One run of the built-in word count over `input`, its collected counts compared with `expected`. */
+export async function runWordCount(cluster: BenchCluster, input: string, bytes: number, expected: ReadonlyMap<string, number>): Promise<WordCountRun> {
+  const status = await cluster.run({ job: 'wordcount', params: { input }, exchange: 'pipelined' });
+  const counts = await cluster.result<WordCountRecord>(status.id);
+  const mismatch = compareCounts(counts, expected);
+  const seconds = status.durationMs / 1000;
+  return { bytes, seconds, mbPerSec: bytes / seconds / 1e6, distinctWords: counts.length, exact: mismatch === undefined, mismatch };
+}
+
+function compareCounts(counts: readonly WordCountRecord[], expected: ReadonlyMap<string, number>): string | undefined {
+  const seen = new Set<string>();
+  for (const [word, count] of counts) {
+    if (seen.has(word)) return `"${word}" appears twice in the result`;
+    seen.add(word);
+    const want = expected.get(word);
+    if (want !== count) return `"${word}": ${count}, expected ${want ?? 'none'}`;
+  }
+  if (seen.size !== expected.size) return `${seen.size} distinct words, expected ${expected.size}`;
+  return undefined;
+}
+
+export interface SpillRun extends SyntheticRun {
+  /** Serialized bytes the producers wrote into their spillable partitions. */
+  bytesWritten: number;
+  /** Producer phase: from the job's start until every producer finished, its partitions on disk. */
+  writeSeconds: number;
+  writeMbPerSec: number;
+  /** Consumer phase: from then until the job ended, every spilled byte read back and shuffled. */
+  readSeconds: number;
+  readMbPerSec: number;
+}
+
+/** The synthetic job's producing stage (src/job/builtins/Synthetic.ts). */
+const PRODUCER_STAGE = 'generate';
+
+/**
+ * A blocking synthetic run split into its two phases, observed by polling: producers
+ * (generate, serialize, spill) and consumers (read back, send, count). Each rate
+ * includes that phase's CPU work, so it is a lower bound of the raw disk rates.
+ */
+export async function runSpill(cluster: BenchCluster, records: number): Promise<SpillRun> {
+  let producersDone = 0;
+  const onPoll = (status: JobStatus): void => {
+    const producers = status.tasks.filter((t) => t.stage === PRODUCER_STAGE);
+    if (producersDone === 0 && producers.length > 0 && producers.every((t) => t.state === 'FINISHED')) producersDone = Date.now();
+  };
+  const { run, status } = await runSynthetic(cluster, records, 'blocking', { onPoll, pollMs: 20 });
+  const started = status.started ?? 0;
+  const ended = status.ended ?? 0;
+  if (producersDone === 0 || producersDone > ended) producersDone = ended;
+  const bytesWritten = status.tasks.filter((t) => t.stage === PRODUCER_STAGE).reduce((sum, t) => sum + t.counters.bytesOut, 0);
+  const writeSeconds = Math.max(0.001, (producersDone - started) / 1000);
+  const readSeconds = Math.max(0.001, (ended - producersDone) / 1000);
+  return {
+    ...run,
+    bytesWritten,
+    writeSeconds,
+    writeMbPerSec: bytesWritten / writeSeconds / 1e6,
+    readSeconds,
+    readMbPerSec: bytesWritten / readSeconds / 1e6,
+  };
+}

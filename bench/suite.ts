@@ -1,0 +1,439 @@
+/**
+ * The whole `npm run bench` suite: baselines and engine figures measured in the same
+ * run, every engine figure printed as a ratio to its baseline with PASS/FAIL against
+ * the targets of issue 5, one table on stdout, every figure with the machine and the
+ * commit in bench/results/<timestamp>.json and the sweep chart beside it (.svg).
+ * Progress goes to stderr. A part that fails is reported in the table (FAIL, with its
+ * error) and the suite goes on; every process and temp file it made is gone at the end.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeCorpus } from '../src/job/Corpus.js';
+import {
+  measureDiskWrite,
+  measureIdealPipe,
+  measureLoopback,
+  plainWordCount,
+  type DiskWriteResult,
+  type LoopbackResult,
+  type PipeResult,
+  type PlainWordCountResult,
+} from './baselines.js';
+import { sweepChartSvg } from './chart.js';
+import {
+  PARALLELISM,
+  runSpill,
+  runSynthetic,
+  runWordCount,
+  SYNTHETIC,
+  TASK_MANAGERS,
+  withCluster,
+  type SpillRun,
+  type SyntheticRun,
+  type TaskManagerMemory,
+  type WordCountRun,
+} from './cluster.js';
+import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
+import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
+import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
+import { measureTransport, type TransportResult } from './transport.js';
+
+export interface SuiteOptions {
+  quick: boolean;
+}
+
+interface Sizes {
+  /** Runs of each end-to-end measurement; the median is reported. */
+  repeats: number;
+  /** Records of the headline synthetic runs (the "10x" of the scaling target; 1x is a tenth). */
+  syntheticRecords: number;
+  corpusBytes: number;
+  corpusFiles: number;
+  loopbackBytes: number;
+  transportRecords: number;
+  diskBytes: number;
+  /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
+  spillMemory: string;
+  sweep: SweepOptions;
+}
+
+const QUICK: Sizes = {
+  repeats: 1,
+  syntheticRecords: 2_000_000,
+  corpusBytes: 20_000_000,
+  corpusFiles: 4,
+  loopbackBytes: 1 << 30,
+  transportRecords: 500_000,
+  diskBytes: 256 * MiB,
+  spillMemory: '32mb',
+  sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+};
+
+const FULL: Sizes = {
+  repeats: 3,
+  syntheticRecords: 10_000_000,
+  corpusBytes: 100_000_000,
+  corpusFiles: 4,
+  loopbackBytes: 4 * 2 ** 30,
+  transportRecords: 1_500_000,
+  diskBytes: 1 << 30,
+  spillMemory: '64mb',
+  sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
+};
+
+/** How much data the spill run gives each TaskManager, in multiples of its network memory. */
+const SPILL_FACTOR = 4;
+/** The memory target: peak RSS at most network memory plus this. */
+const RSS_HEADROOM = 150 * MiB;
+
+type PlainFigures = Omit<PlainWordCountResult, 'counts'>;
+
+interface ClusterFigure<T> extends Measured<T> {
+  taskManagers: TaskManagerMemory[];
+}
+
+interface Figures {
+  loopback?: Measured<LoopbackResult>;
+  idealPipe?: Measured<PipeResult>;
+  plainWordCount?: Measured<PlainFigures>;
+  diskWrite?: Measured<DiskWriteResult>;
+  transport?: Measured<TransportResult>;
+  synthetic1x?: Measured<SyntheticRun>;
+  /** The 10x run; its TaskManagers' peak RSS covers both. */
+  synthetic10x?: ClusterFigure<SyntheticRun>;
+  blocking?: ClusterFigure<SyntheticRun>;
+  wordCount?: ClusterFigure<WordCountRun>;
+  spill?: ClusterFigure<SpillRun> & { networkMemory: number };
+  sweep?: SweepPoint[];
+}
+
+export interface SuiteResult {
+  stamp: string;
+  mode: 'quick' | 'full';
+  machine: MachineInfo;
+  sizes: Sizes;
+  seconds: number;
+  figures: Figures;
+  targets: TargetResult[];
+  errors: { part: string; error: string }[];
+  table: string;
+  files: { json: string; svg?: string };
+}
+
+interface TargetResult {
+  target: string;
+  value: number | null;
+  pass: boolean;
+}
+
+/** Runs every part, prints the table, writes the results; resolves with everything it measured. */
+export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const sizes = options.quick ? QUICK : FULL;
+  const stamp = timestamp();
+  const machine = machineInfo();
+  const started = performance.now();
+  const log = (message: string): void => console.error(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+  log(`bench suite (${options.quick ? 'quick' : 'full'}): ${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, commit ${machine.commit}`);
+  const figures: Figures = {};
+  const errors: { part: string; error: string }[] = [];
+  const attempt = async (part: string, measure: () => Promise<void>): Promise<void> => {
+    log(part);
+    try {
+      await measure();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      errors.push({ part, error: message });
+      log(`${part} failed: ${message}`);
+    }
+  };
+
+  await measureAll(sizes, figures, attempt, log);
+
+  const seconds = (performance.now() - started) / 1000;
+  const { table, targets } = report(figures, errors, sizes);
+  const files = await writeFiles(stamp, figures.sweep, machine, sizes.sweep);
+  const result: SuiteResult = { stamp, mode: options.quick ? 'quick' : 'full', machine, sizes, seconds, figures, targets, errors, table, files };
+  writeResults(stamp, result);
+  console.log(`\nSpillway bench (${result.mode}), ${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, commit ${machine.commit}`);
+  console.log(`${PARALLELISM}-way parallel on ${TASK_MANAGERS} TaskManagers; medians of ${sizes.repeats} run(s); ${seconds.toFixed(0)} s in all\n`);
+  console.log(table);
+  console.log(`\n${targets.filter((t) => t.pass).length} of ${targets.length} targets pass. Results: ${files.json}${files.svg ? `, chart: ${files.svg}` : ''}`);
+  return result;
+}
+
+type Attempt = (part: string, measure: () => Promise<void>) => Promise<void>;
+
+/** Each engine figure runs in turns with its baseline; the figures without a target reuse those baselines. */
+async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log: (message: string) => void): Promise<void> {
+  const { repeats } = sizes;
+  await attempt('transport: 1 KiB records, one connection, in turns with raw loopback TCP', async () => {
+    [figures.loopback, figures.transport] = await alternateRuns(
+      repeats,
+      { measure: () => measureLoopback(sizes.loopbackBytes), key: (r) => r.mbPerSec },
+      { measure: () => measureTransport({ workload: '1 KiB records', channels: 1, records: sizes.transportRecords }), key: (r) => r.mbPerSec },
+    );
+  });
+  await measureSynthetic(sizes, figures, attempt);
+  await measureWordCounts(sizes, figures, attempt);
+  await measureSpill(sizes, figures, attempt);
+  await attempt('sweep: latency against throughput', async () => {
+    figures.sweep = await runSweep(sizes.sweep, log);
+  });
+}
+
+async function measureSynthetic(sizes: Sizes, figures: Figures, attempt: Attempt): Promise<void> {
+  const { repeats, syntheticRecords: records } = sizes;
+  const oneX = records / 10;
+  await attempt(`engine: synthetic pipelined, ${formatCount(oneX)} and ${formatCount(records)} records, in turns with the ideal pipe`, () =>
+    withCluster({}, async (cluster) => {
+      // A first job runs cold (module loading, JIT): it would flatter the 10x ratio.
+      await runSynthetic(cluster, oneX, 'pipelined');
+      figures.synthetic1x = await repeatRuns(repeats, async () => checked(await runSynthetic(cluster, oneX, 'pipelined')), (r) => r.seconds);
+      const [pipe, tenX] = await alternateRuns(
+        repeats,
+        { measure: () => measureIdealPipe(records, SYNTHETIC.recordSize, SYNTHETIC.keys), key: (r) => r.recordsPerSec },
+        { measure: async () => checked(await runSynthetic(cluster, records, 'pipelined')), key: (r) => r.seconds },
+      );
+      figures.idealPipe = pipe;
+      figures.synthetic10x = { ...tenX, taskManagers: await cluster.memory() };
+    }),
+  );
+  await attempt(`engine: synthetic blocking, ${formatCount(records)} records`, () =>
+    withCluster({}, async (cluster) => {
+      const measured = await repeatRuns(repeats, async () => checked(await runSynthetic(cluster, records, 'blocking')), (r) => r.seconds);
+      figures.blocking = { ...measured, taskManagers: await cluster.memory() };
+    }),
+  );
+}
+
+/** The synthetic run, failing the part if its result is not exact (a throughput of wrong results means nothing). */
+function checked({ run }: { run: SyntheticRun }): SyntheticRun {
+  if (!run.exact) throw new Error(`synthetic ${run.exchange} ${run.records} records: the collected counts are not exact`);
+  return run;
+}
+
+/** The corpus is written to a temp folder for the plain and the cluster word count, and removed. */
+async function measureWordCounts(sizes: Sizes, figures: Figures, attempt: Attempt): Promise<void> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-corpus-'));
+  try {
+    const files = writeCorpus(work, sizes.corpusFiles, Math.ceil(sizes.corpusBytes / sizes.corpusFiles), 1);
+    // Counted once outside the timed runs: the reference every engine run is checked against.
+    const reference = plainWordCount(files);
+    const bytes = reference.bytes;
+    const stripCounts = ({ counts: _counts, ...rest }: PlainWordCountResult): PlainFigures => rest;
+    await attempt(`engine: word count, ${(bytes / 1e6).toFixed(0)} MB, in turns with the plain word count`, () =>
+      withCluster({}, async (cluster) => {
+        const [plain, engine] = await alternateRuns(
+          sizes.repeats,
+          { measure: async () => stripCounts(plainWordCount(files)), key: (r) => r.mbPerSec },
+          { measure: () => runWordCount(cluster, work, bytes, reference.counts), key: (r) => r.seconds },
+        );
+        figures.plainWordCount = plain;
+        figures.wordCount = { ...engine, taskManagers: await cluster.memory() };
+      }),
+    );
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function measureSpill(sizes: Sizes, figures: Figures, attempt: Attempt): Promise<void> {
+  const perRecord = figures.synthetic10x ? figures.synthetic10x.median.bytes / sizes.syntheticRecords : 96;
+  await attempt(`engine: blocking synthetic spilling ${SPILL_FACTOR}x the network memory (${sizes.spillMemory} a TaskManager), in turns with a disk write`, () =>
+    withCluster({ memory: sizes.spillMemory }, async (cluster) => {
+      const networkMemory = (await cluster.memory())[0].memory;
+      const records = Math.ceil((SPILL_FACTOR * networkMemory * TASK_MANAGERS) / perRecord);
+      const [disk, spill] = await alternateRuns(
+        sizes.repeats,
+        { measure: async () => measureDiskWrite(sizes.diskBytes), key: (r) => r.mbPerSec },
+        { measure: () => runSpill(cluster, records), key: (r) => r.writeSeconds },
+      );
+      figures.diskWrite = disk;
+      figures.spill = { ...spill, taskManagers: await cluster.memory(), networkMemory };
+    }),
+  );
+}
+
+async function writeFiles(stamp: string, sweep: SweepPoint[] | undefined, machine: MachineInfo, options: SweepOptions): Promise<SuiteResult['files']> {
+  const files: SuiteResult['files'] = { json: resultPath(stamp, 'json') };
+  if (!sweep || sweep.length === 0) return files;
+  const subtitle = `p50 (filled) to p99 (open) latency at ${options.probeRate.toLocaleString('en')} records/s; ${machine.cores} cores, Node ${machine.node}, ${stamp}`;
+  files.svg = resultPath(stamp, 'svg');
+  fs.writeFileSync(files.svg, await sweepChartSvg(sweep, subtitle));
+  return files;
+}
+
+// ---- the table ----
+
+interface Row {
+  figure: string;
+  measured: string;
+  baseline?: string;
+  ratio?: string;
+  target?: string;
+  result?: 'PASS' | 'FAIL' | 'TODO' | 'ERROR';
+  rss?: string;
+}
+
+const mb = (bytesPerSec: number): string => `${bytesPerSec.toFixed(0)} MB/s`;
+const recs = (perSec: number): string => `${formatCount(perSec)} rec/s`;
+const x = (ratio: number): string => `${ratio.toFixed(2)}x`;
+const verdict = (pass: boolean): 'PASS' | 'FAIL' => (pass ? 'PASS' : 'FAIL');
+
+function rssCell(taskManagers: readonly TaskManagerMemory[]): string {
+  return taskManagers.map((tm) => `${tm.id} ${(tm.peakRss / MiB).toFixed(0)}`).join(', ') + ' MiB';
+}
+
+/** The table rows and the targets, from whatever was measured; a missing figure fails its target. */
+function report(figures: Figures, errors: { part: string; error: string }[], sizes: Sizes): { table: string; targets: TargetResult[] } {
+  const rows: Row[] = [];
+  const targets: TargetResult[] = [];
+  const target = (name: string, value: number | null, pass: boolean): 'PASS' | 'FAIL' => {
+    targets.push({ target: name, value, pass });
+    return verdict(pass);
+  };
+  const { loopback, idealPipe, plainWordCount: plain, diskWrite, transport } = figures;
+  const pipeRate = idealPipe?.median.recordsPerSec;
+  const rawTcp = loopback?.median.mbPerSec;
+
+  rows.push({ figure: `baseline: raw loopback TCP, 2 processes, ${(loopback?.median.chunkBytes ?? 32768) >> 10} KiB writes`, measured: rawTcp ? mb(rawTcp) : 'error' });
+  rows.push({
+    figure: `baseline: ideal pipe, msgpackr 32 KiB frames, 2 processes, ${formatCount(sizes.syntheticRecords)} x ${SYNTHETIC.recordSize} B`,
+    measured: idealPipe ? `${recs(idealPipe.median.recordsPerSec)} (${mb(idealPipe.median.mbPerSec)})` : 'error',
+  });
+  rows.push({ figure: `baseline: plain word count, 1 process, byte scan + Map`, measured: plain ? mb(plain.median.mbPerSec) : 'error' });
+  rows.push({ figure: `baseline: sequential disk write + fdatasync, ${(sizes.diskBytes / MiB).toFixed(0)} MiB`, measured: diskWrite ? mb(diskWrite.median.mbPerSec) : 'error' });
+
+  syntheticRows(figures, rows, target, pipeRate);
+
+  const tcpRatio = transport && rawTcp ? transport.median.mbPerSec / rawTcp : null;
+  rows.push({
+    figure: `transport: 1 KiB records, one connection (bench/transport.ts), ${formatCount(sizes.transportRecords)} records`,
+    measured: transport ? mb(transport.median.mbPerSec) : 'error',
+    baseline: rawTcp ? `raw TCP ${mb(rawTcp)}` : 'error',
+    ratio: tcpRatio === null ? '' : x(tcpRatio),
+    target: '>= 0.5x',
+    result: target('transport >= 0.5x raw loopback TCP', tcpRatio, tcpRatio !== null && tcpRatio >= 0.5),
+  });
+
+  const wc = figures.wordCount;
+  const wcRatio = wc && plain ? wc.median.mbPerSec / plain.median.mbPerSec : null;
+  const wcExact = wc !== undefined && wc.runs.every((r) => r.exact);
+  rows.push({
+    figure: `word count, ${plain ? (plain.median.bytes / 1e6).toFixed(0) : '?'} MB corpus, pipelined`,
+    measured: wc ? `${mb(wc.median.mbPerSec)}, ${wcExact ? 'exact' : `NOT exact: ${wc.runs.find((r) => !r.exact)?.mismatch}`}` : 'error',
+    baseline: plain ? `plain ${mb(plain.median.mbPerSec)}` : 'error',
+    ratio: wcRatio === null ? '' : x(wcRatio),
+    target: '>= 1.5x, exact',
+    result: target('word count >= 1.5x plain, exact counts', wcRatio, wcRatio !== null && wcRatio >= 1.5 && wcExact),
+    rss: wc && rssCell(wc.taskManagers),
+  });
+
+  spillRows(figures, rows, target);
+  sweepRows(figures, rows, pipeRate);
+  for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
+  return { table: renderTable(rows), targets };
+}
+
+type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+
+function syntheticRows(figures: Figures, rows: Row[], target: Target, pipeRate: number | undefined): void {
+  const { synthetic1x: one, synthetic10x: ten, blocking } = figures;
+  const versusPipe = (run: SyntheticRun | undefined): Pick<Row, 'baseline' | 'ratio'> => ({
+    baseline: pipeRate ? `ideal pipe ${recs(pipeRate)}` : 'error',
+    ratio: run && pipeRate ? x(run.recordsPerSec / pipeRate) : '',
+  });
+  const pipelinedRatio = ten && pipeRate ? ten.median.recordsPerSec / pipeRate : null;
+  rows.push({
+    figure: `synthetic pipelined, ${ten ? formatCount(ten.median.records) : '?'} records`,
+    measured: ten ? `${recs(ten.median.recordsPerSec)} (${mb(ten.median.mbPerSec)}, ${ten.median.seconds.toFixed(2)} s)` : 'error',
+    ...versusPipe(ten?.median),
+    target: '>= 0.7x',
+    result: target('synthetic pipelined >= 0.7x ideal pipe', pipelinedRatio, pipelinedRatio !== null && pipelinedRatio >= 0.7),
+    rss: ten && rssCell(ten.taskManagers),
+  });
+  rows.push({
+    figure: `synthetic blocking, ${blocking ? formatCount(blocking.median.records) : '?'} records`,
+    measured: blocking ? `${recs(blocking.median.recordsPerSec)} (${blocking.median.seconds.toFixed(2)} s)` : 'error',
+    ...versusPipe(blocking?.median),
+    rss: blocking && rssCell(blocking.taskManagers),
+  });
+  const scaling = one && ten ? ten.median.seconds / one.median.seconds : null;
+  rows.push({
+    figure: `scaling: synthetic ${one ? formatCount(one.median.records) : '?'} -> ${ten ? formatCount(ten.median.records) : '?'} records (10x)`,
+    measured: one && ten ? `${one.median.seconds.toFixed(2)} s -> ${ten.median.seconds.toFixed(2)} s` : 'error',
+    ratio: scaling === null ? '' : `${x(scaling)} the time`,
+    target: '<= 10.5x',
+    result: target('10x the records take <= 10.5x the time', scaling, scaling !== null && scaling <= 10.5),
+  });
+  const worst = ten ? Math.max(...ten.taskManagers.map((tm) => tm.peakRss / (tm.memory + RSS_HEADROOM))) : null;
+  rows.push({
+    figure: 'memory: peak RSS of every TaskManager during the 10x synthetic',
+    measured: ten ? rssCell(ten.taskManagers) : 'error',
+    baseline: ten ? `network memory + 150 = ${((ten.taskManagers[0].memory + RSS_HEADROOM) / MiB).toFixed(0)} MiB` : '',
+    ratio: worst === null ? '' : x(worst),
+    target: '<= 1.0x',
+    result: target('peak RSS <= network memory + 150 MiB', worst, worst !== null && worst <= 1),
+  });
+}
+
+function spillRows(figures: Figures, rows: Row[], target: Target): void {
+  const { spill, diskWrite } = figures;
+  const disk = diskWrite?.median.mbPerSec;
+  const exact = spill !== undefined && spill.runs.every((r) => r.exact);
+  const perTm = spill ? spill.median.bytesWritten / TASK_MANAGERS / spill.networkMemory : 0;
+  rows.push({
+    figure: `blocking synthetic, data ${perTm.toFixed(1)}x each TaskManager's ${spill ? (spill.networkMemory / MiB).toFixed(0) : '?'} MiB network memory`,
+    measured: spill ? `${formatCount(spill.median.records)} records, ${spill.median.seconds.toFixed(2)} s, ${exact ? 'exact' : 'NOT exact'}` : 'error',
+    target: 'completes exactly',
+    result: target('blocking with 4x spill completes exactly', spill ? 1 : null, exact),
+    rss: spill && rssCell(spill.taskManagers),
+  });
+  const writeRatio = spill && disk ? spill.median.writeMbPerSec / disk : null;
+  rows.push({
+    figure: 'spill write: producer phase (generate, serialize, spill)',
+    measured: spill ? `${mb(spill.median.writeMbPerSec)} (${(spill.median.bytesWritten / 1e6).toFixed(0)} MB in ${spill.median.writeSeconds.toFixed(2)} s)` : 'error',
+    baseline: disk ? `disk write ${mb(disk)}` : 'error',
+    ratio: writeRatio === null ? '' : x(writeRatio),
+    target: '>= 0.5x',
+    result: target('spill write rate >= 0.5x sequential disk write', writeRatio, writeRatio !== null && writeRatio >= 0.5),
+  });
+  rows.push({
+    figure: 'spill read: consumer phase (read back, send, count)',
+    measured: spill ? `${mb(spill.median.readMbPerSec)} (${spill.median.readSeconds.toFixed(2)} s)` : 'error',
+    baseline: disk ? `disk write ${mb(disk)}` : 'error',
+    ratio: spill && disk ? x(spill.median.readMbPerSec / disk) : '',
+  });
+}
+
+function sweepRows(figures: Figures, rows: Row[], pipeRate: number | undefined): void {
+  for (const p of figures.sweep ?? []) {
+    const l = p.latency;
+    rows.push({
+      figure: `sweep: ${p.bufferSize.replace(/kb$/i, ' KiB')} buffers, timeout ${p.bufferTimeoutMs} ms`,
+      measured: `${recs(p.recordsPerSec)}; latency p50 ${formatMs(l.p50Ms)}, p99 ${formatMs(l.p99Ms)} (${l.samples} samples)`,
+      baseline: pipeRate ? `ideal pipe ${recs(pipeRate)}` : '',
+      ratio: pipeRate ? x(p.recordsPerSec / pipeRate) : '',
+    });
+  }
+}
+
+const COLUMNS: [keyof Row, string][] = [
+  ['figure', 'figure'],
+  ['measured', 'measured'],
+  ['baseline', 'baseline (same run)'],
+  ['ratio', 'ratio'],
+  ['target', 'target'],
+  ['result', 'result'],
+  ['rss', 'TaskManager peak RSS'],
+];
+
+/** A Markdown table, padded so that it also reads well in a terminal. */
+function renderTable(rows: readonly Row[]): string {
+  const cells = rows.map((row) => COLUMNS.map(([key]) => (row[key] ?? '').replace(/\|/g, '\\|')));
+  const widths = COLUMNS.map(([, title], c) => Math.max(title.length, 3, ...cells.map((r) => r[c].length)));
+  const line = (values: string[]): string => `| ${values.map((v, c) => v.padEnd(widths[c])).join(' | ')} |`;
+  return [line(COLUMNS.map(([, title]) => title)), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
