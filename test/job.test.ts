@@ -7,8 +7,9 @@ import { parseParams } from '../src/cli/Submit.js';
 import { seededRandom } from '../src/job/Corpus.js';
 import { InvalidJobError, validateJob, type JobDefinition, type StageDefinition } from '../src/job/JobDefinition.js';
 import { listInputFiles, readLines, splitsFor } from '../src/job/TextSplits.js';
+import { forEachWord, words } from '../src/job/Tokenizer.js';
 import { ownerOf } from '../src/jobmanager/ExecutionGraph.js';
-import { combining, compileChain } from '../src/taskmanager/OperatorChain.js';
+import { combinerOf, combining, compileChain } from '../src/taskmanager/OperatorChain.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-job-'));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -29,7 +30,7 @@ describe('text splits', () => {
     return lines.join('\n') + (random() < 0.5 ? '\n' : '');
   }
 
-  test.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i: every line is read exactly once, in order, for 1 to 9 subtasks', async (seed) => {
+  test.each([1, 2, 3, 4, 5])('seed %i: every line is read exactly once, in order, for 1 to 9 subtasks and any chunk size', async (seed) => {
     const dir = path.join(work, `split-${seed}`);
     fs.mkdirSync(dir);
     const texts = [0, 1, 2].map((i) => randomText(seed * 10 + i));
@@ -39,12 +40,14 @@ describe('text splits', () => {
       return text.endsWith('\n') || text === '' ? lines.slice(0, -1) : lines;
     });
     const files = listInputFiles(dir);
-    for (let parallelism = 1; parallelism <= 9; parallelism++) {
-      const lines: string[] = [];
-      for (let subtask = 0; subtask < parallelism; subtask++) {
-        for (const split of splitsFor(files, subtask, parallelism)) await readLines(split, (line) => void lines.push(line));
+    for (const chunkSize of [64, 4096, 1 << 20]) {
+      for (let parallelism = 1; parallelism <= 9; parallelism++) {
+        const lines: string[] = [];
+        for (let subtask = 0; subtask < parallelism; subtask++) {
+          for (const split of splitsFor(files, subtask, parallelism)) await readLines(split, (line) => void lines.push(line), chunkSize);
+        }
+        expect(lines, `parallelism ${parallelism}, chunks of ${chunkSize} bytes`).toEqual(expected);
       }
-      expect(lines, `parallelism ${parallelism}`).toEqual(expected);
     }
   });
 
@@ -134,7 +137,8 @@ describe('operator chain', () => {
 
   test('the map-side combiner folds per key and flushes when it holds maxKeys keys, so memory stays bounded', async () => {
     const out: [number, number][] = [];
-    const combiner = combining((r) => (r as number[])[0], (a, b) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]], (r) => void out.push(r as [number, number]), async () => {}, 10);
+    const sum = combinerOf({ reduceByKey: { key: (r) => (r as number[])[0], reduce: (a, b) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]] } });
+    const combiner = combining(sum, (r) => void out.push(r as [number, number]), async () => {}, 10);
     // Runs of 40 records per key: folded into one record each; 25 keys exceed maxKeys, so it flushes early.
     for (let i = 0; i < 1000; i++) await combiner.push([Math.floor(i / 40), 1]);
     expect(out.length).toBeGreaterThan(0);
@@ -145,6 +149,19 @@ describe('operator chain', () => {
     expect(totals.size).toBe(25);
     expect(out.length).toBeLessThan(100);
   });
+});
+
+test('the fast tokenizer finds exactly the words of the reference tokenizer', () => {
+  const random = seededRandom(42);
+  const pieces = ['Hello', 'WORLD', "don't", 'x1', '42', ' ', '  ', ',', '.', '\t', '\n', 'Éclair', 'straße', 'İstanbul', 'ΣΊΣΥΦΟΣ', '日本語', '🙂', '-', "'"];
+  for (let i = 0; i < 2000; i++) {
+    let text = '';
+    const length = Math.floor(random() * 12);
+    for (let j = 0; j < length; j++) text += pieces[Math.floor(random() * (random() < 0.7 ? 11 : pieces.length))];
+    const expected: string[] = [];
+    forEachWord(text, (w) => void expected.push(w));
+    expect(words(text), JSON.stringify(text)).toEqual(expected);
+  }
 });
 
 test('sizes and params from the command line', () => {

@@ -14,12 +14,26 @@ export type Operator =
   | { filter: (record: unknown) => boolean }
   /** Keyed aggregation over the whole input; must be associative and commutative, so it is also applied map-side. */
   | { reduceByKey: { key: KeyFn; reduce: (a: unknown, b: unknown) => unknown } }
+  /**
+   * Spark's combineByKey: a combiner per key, built from the first record (create),
+   * folded with the next ones (merge), and combiners of the same key merged
+   * (mergeCombiners). Applied map-side; the stage emits [key, combiner]. Its only
+   * input must be hash-partitioned.
+   */
+  | { combineByKey: CombineByKey }
   /** Folds the task's records into one value, emitted at the end of its input. */
   | { aggregate: { zero: () => unknown; add: (accumulator: unknown, record: unknown) => unknown } }
   /** Sorts the task's records by key at the end of its input. */
   | { sortBy: { key: KeyFn } }
   /** Hash join of input 0 (build side) and input 1 (probe side) on their keys; must be the first operator. */
   | { join: { keys: [KeyFn, KeyFn]; combine: (left: unknown, right: unknown) => unknown } };
+
+export interface CombineByKey {
+  key: KeyFn;
+  create: (record: unknown) => unknown;
+  merge: (combiner: unknown, record: unknown) => unknown;
+  mergeCombiners: (a: unknown, b: unknown) => unknown;
+}
 
 export type Partitioning =
   | { type: 'hash'; key: KeyFn }
@@ -118,6 +132,11 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
   operators.forEach((op, i) => {
     if ('join' in op && (i !== 0 || inputs.length !== 2)) {
       throw new InvalidJobError(`stage "${stage.name}": join must be the first operator of a stage with two inputs`);
+    }
+  });
+  operators.forEach((op, i) => {
+    if ('combineByKey' in op && (i !== 0 || inputs.length !== 1 || inputs[0].partitioning?.type !== 'hash')) {
+      throw new InvalidJobError(`stage "${stage.name}": combineByKey must be the first operator of a stage with one hash-partitioned input`);
     }
   });
   if (inputs.length > 1 && !('join' in (operators[0] ?? {}))) {

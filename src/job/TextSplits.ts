@@ -49,44 +49,65 @@ const NEWLINE = 0x0a;
 /**
  * Calls onLine with each line (without its newline) that starts in the split. A split
  * that does not begin a file skips the line in progress, which the previous split
- * reads to its end, so no line is cut or read twice.
+ * reads to its end, so no line is cut or read twice. Whole runs of lines are decoded
+ * at once, not line by line.
  */
-export async function readLines(split: TextSplit, onLine: (line: string) => void | Promise<void>): Promise<void> {
+export async function readLines(
+  split: TextSplit,
+  onLine: (line: string) => void | Promise<void>,
+  chunkSize = CHUNK,
+): Promise<void> {
   const handle = await fs.promises.open(split.file, 'r');
   try {
     let position = split.start === 0 ? 0 : split.start - 1;
     let skipping = split.start !== 0;
-    let lineStart = position;
     let pending: Buffer = Buffer.alloc(0);
     for (;;) {
-      if (!skipping && lineStart >= split.end) return;
-      const chunk = Buffer.allocUnsafe(CHUNK);
-      const { bytesRead } = await handle.read(chunk, 0, CHUNK, position);
-      if (bytesRead === 0) break;
+      const chunk = Buffer.allocUnsafe(chunkSize);
+      const { bytesRead } = await handle.read(chunk, 0, chunkSize, position);
       const data = pending.length > 0 ? Buffer.concat([pending, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
       const dataStart = position - pending.length;
       position += bytesRead;
+      if (bytesRead === 0) {
+        // The file's last line has no newline.
+        if (!skipping && data.length > 0 && dataStart < split.end) await emitLines(data.toString('utf8'), onLine);
+        return;
+      }
       let cursor = 0;
-      for (;;) {
-        const newline = data.indexOf(NEWLINE, cursor);
-        if (newline < 0) break;
-        if (skipping) skipping = false;
-        else {
-          const waiting = onLine(data.toString('utf8', cursor, newline));
-          if (waiting) await waiting;
+      if (skipping) {
+        const newline = data.indexOf(NEWLINE);
+        if (newline < 0) {
+          pending = Buffer.alloc(0);
+          continue;
         }
         cursor = newline + 1;
-        lineStart = dataStart + cursor;
-        if (lineStart >= split.end) return;
+        skipping = false;
       }
+      if (dataStart + cursor >= split.end) return;
+      // Our last line ends at the first newline at or after split.end - 1.
+      const stop = data.indexOf(NEWLINE, Math.max(cursor, split.end - 1 - dataStart));
+      const last = stop >= 0 ? stop : data.lastIndexOf(NEWLINE);
+      if (last >= cursor) {
+        await emitLines(data.toString('utf8', cursor, last), onLine);
+        cursor = last + 1;
+      }
+      if (stop >= 0) return;
       pending = data.subarray(cursor);
-    }
-    if (!skipping && pending.length > 0 && lineStart < split.end) {
-      const waiting = onLine(pending.toString('utf8'));
-      if (waiting) await waiting;
     }
   } finally {
     await handle.close();
+  }
+}
+
+/** Calls onLine with each line of text (lines separated by newlines, none at the end). */
+async function emitLines(text: string, onLine: (line: string) => void | Promise<void>): Promise<void> {
+  let from = 0;
+  for (;;) {
+    const newline = text.indexOf('\n', from);
+    const waiting = onLine(newline < 0 ? text.slice(from) : text.slice(from, newline));
+    if (waiting) await waiting;
+    if (newline < 0) return;
+    from = newline + 1;
   }
 }
 

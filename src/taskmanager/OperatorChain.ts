@@ -1,4 +1,4 @@
-import type { KeyFn, Operator } from '../job/JobDefinition.js';
+import type { CombineByKey, KeyFn, Operator } from '../job/JobDefinition.js';
 import { naturalOrder } from '../network/writer/ChannelSelector.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
@@ -40,6 +40,11 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
     return { push: (r) => emitAll(f(r)[Symbol.iterator](), next), end: endNext };
   }
   if ('reduceByKey' in op) return reducing(op.reduceByKey.key, op.reduceByKey.reduce, next, endNext);
+  if ('combineByKey' in op) {
+    // Its input is [key, combiner] pairs from the map-side combiners: merge the combiners.
+    const merge = op.combineByKey.mergeCombiners;
+    return reducing(pairKey, (a, b) => [(a as Pair)[0], merge((a as Pair)[1], (b as Pair)[1])], next, endNext);
+  }
   if ('aggregate' in op) {
     const { zero, add } = op.aggregate;
     let accumulator = zero();
@@ -83,29 +88,44 @@ export function reducing(key: KeyFn, reduce: (a: unknown, b: unknown) => unknown
   };
 }
 
+type Pair = [unknown, unknown];
+const pairKey: KeyFn = (r) => (r as Pair)[0];
+
+/** How the map-side combiner folds records and what it ships for a key. */
+export interface Combiner {
+  key: KeyFn;
+  create: (record: unknown) => unknown;
+  merge: (combiner: unknown, record: unknown) => unknown;
+  toRecord: (key: unknown, combiner: unknown) => unknown;
+}
+
+/** A reduceByKey folds records into records; a combineByKey ships [key, combiner]. */
+export function combinerOf(op: { reduceByKey: { key: KeyFn; reduce: (a: unknown, b: unknown) => unknown } } | { combineByKey: CombineByKey }): Combiner {
+  if ('reduceByKey' in op) {
+    return { key: op.reduceByKey.key, create: (r) => r, merge: op.reduceByKey.reduce, toRecord: (_, c) => c };
+  }
+  const { key, create, merge } = op.combineByKey;
+  return { key, create, merge, toRecord: (k, c) => [k, c] };
+}
+
 /**
  * Map-side combining before a keyed exchange: folds records per key and ships the
- * folded values, flushing all of them whenever `maxKeys` keys are held, so memory
+ * combined values, flushing all of them whenever `maxKeys` keys are held, so memory
  * stays bounded whatever the number of keys.
  */
-export function combining(
-  key: KeyFn,
-  reduce: (a: unknown, b: unknown) => unknown,
-  next: Emit,
-  endNext: () => Promise<void>,
-  maxKeys = 100_000,
-): Chain {
+export function combining(combiner: Combiner, next: Emit, endNext: () => Promise<void>, maxKeys = 100_000): Chain {
+  const { key, create, merge, toRecord } = combiner;
   const values = new Map<unknown, unknown>();
   const flush = (): void | Promise<void> => {
-    const waiting = emitAll([...values.values()][Symbol.iterator](), next);
+    const records = Array.from(values, ([k, c]) => toRecord(k, c));
     values.clear();
-    return waiting;
+    return emitAll(records[Symbol.iterator](), next);
   };
   return {
     push: (r) => {
       const k = key(r);
       const old = values.get(k);
-      values.set(k, old === undefined ? r : reduce(old, r));
+      values.set(k, old === undefined ? create(r) : merge(old, r));
       if (values.size >= maxKeys) return flush();
     },
     end: async () => {

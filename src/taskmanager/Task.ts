@@ -18,7 +18,7 @@ import {
   type ChannelSelector,
 } from '../network/writer/ChannelSelector.js';
 import { RecordWriter } from '../network/writer/RecordWriter.js';
-import { combining, compileChain, emitAll, type Chain, type Emit } from './OperatorChain.js';
+import { combinerOf, combining, compileChain, emitAll, type Chain, type Emit } from './OperatorChain.js';
 
 /** What a running task tells its TaskManager. */
 export interface TaskListener {
@@ -125,16 +125,18 @@ export class Task {
       const partition = this.env.createPartition(out.partitionId, out.type, out.numSubpartitions);
       this.partitions.push(partition);
       if (out.type === 'pipelined') partition.onFirstBuffer = () => this.listener.partitionReady(partition.id);
-      const writer = new RecordWriter<unknown>(partition, this.selector(partitioning, out.numSubpartitions), this.descriptor.bufferTimeout);
+      const first = consumer.operators?.[0];
+      // Map-side combined [key, combiner] pairs are routed by their key.
+      const routing: Partitioning = first && 'combineByKey' in first ? { type: 'hash', key: (r) => (r as [unknown])[0] } : partitioning;
+      const writer = new RecordWriter<unknown>(partition, this.selector(routing, out.numSubpartitions), this.descriptor.bufferTimeout);
       this.writers.push(writer);
       const close = async (): Promise<void> => {
         await writer.close();
         if (out.type === 'blocking') this.listener.partitionReady(partition.id);
       };
-      const first = consumer.operators?.[0];
-      // A keyed reduce downstream is associative: fold before the exchange (map-side combine).
-      if (first && 'reduceByKey' in first && partitioning.type === 'hash') {
-        const combiner = combining(first.reduceByKey.key, first.reduceByKey.reduce, (r) => writer.emit(r), close);
+      // A keyed reduce or combine downstream is associative: fold before the exchange (map-side combine).
+      if (first && ('reduceByKey' in first || 'combineByKey' in first) && partitioning.type === 'hash') {
+        const combiner = combining(combinerOf(first), (r) => writer.emit(r), close);
         emits.push(combiner.push);
         ends.push(combiner.end);
       } else {

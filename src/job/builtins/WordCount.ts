@@ -1,5 +1,5 @@
 import type { JobDefinition, Sink } from '../JobDefinition.js';
-import { forEachWord } from '../Tokenizer.js';
+import { words } from '../Tokenizer.js';
 
 export type WordCountRecord = [word: string, count: number];
 
@@ -11,32 +11,16 @@ export function wordCount(params: Record<string, unknown>): JobDefinition {
   return {
     name: 'wordcount',
     stages: [
-      {
-        name: 'tokenize',
-        source: { text: input },
-        operators: [{ flatMap: (line) => wordsOf(line as string) }],
-      },
+      { name: 'tokenize', source: { text: input }, operators: [{ flatMap: (line) => words(line as string) }] },
       {
         name: 'count',
-        inputs: [{ from: 'tokenize', partitioning: { type: 'hash', key: (r) => (r as WordCountRecord)[0] } }],
-        operators: [
-          {
-            reduceByKey: {
-              key: (r) => (r as WordCountRecord)[0],
-              reduce: (a, b) => [(a as WordCountRecord)[0], (a as WordCountRecord)[1] + (b as WordCountRecord)[1]],
-            },
-          },
-        ],
+        inputs: [{ from: 'tokenize', partitioning: { type: 'hash', key: (word) => word } }],
+        // Counted per word map-side into plain numbers: no tuple per word.
+        operators: [{ combineByKey: { key: (word) => word, create: () => 1, merge: (n) => (n as number) + 1, mergeCombiners: (a, b) => (a as number) + (b as number) } }],
         sink,
       },
     ],
   };
-}
-
-function wordsOf(line: string): WordCountRecord[] {
-  const words: WordCountRecord[] = [];
-  forEachWord(line, (word) => words.push([word, 1]));
-  return words;
 }
 
 export function requireString(params: Record<string, unknown>, name: string): string {
