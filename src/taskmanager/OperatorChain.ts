@@ -37,7 +37,7 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
   }
   if ('flatMap' in op) {
     const f = op.flatMap;
-    return { push: (r) => emitAll(f(r)[Symbol.iterator](), next), end: endNext };
+    return { push: (r) => emitAll(f(r), next), end: endNext };
   }
   if ('reduceByKey' in op) return reducing(op.reduceByKey.key, op.reduceByKey.reduce, next, endNext);
   if ('combineByKey' in op) {
@@ -62,11 +62,22 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
   throw new Error('a join is run by its task, not chained');
 }
 
-/** Pushes every element of an iterator, continuing asynchronously only if the next step has to wait. */
-export function emitAll(iterator: Iterator<unknown>, next: Emit): void | Promise<void> {
+/** Pushes every element, continuing asynchronously only if the next step has to wait. Arrays go by index: no iterator result per element. */
+export function emitAll(items: Iterable<unknown>, next: Emit): void | Promise<void> {
+  return Array.isArray(items) ? emitFrom(items, 0, next) : emitRest(items[Symbol.iterator](), next);
+}
+
+function emitFrom(items: unknown[], from: number, next: Emit): void | Promise<void> {
+  for (let i = from; i < items.length; i++) {
+    const waiting = next(items[i]);
+    if (waiting) return waiting.then(() => emitFrom(items, i + 1, next));
+  }
+}
+
+function emitRest(iterator: Iterator<unknown>, next: Emit): void | Promise<void> {
   for (let step = iterator.next(); !step.done; step = iterator.next()) {
     const waiting = next(step.value);
-    if (waiting) return waiting.then(() => emitAll(iterator, next));
+    if (waiting) return waiting.then(() => emitRest(iterator, next));
   }
 }
 
@@ -119,7 +130,7 @@ export function combining(combiner: Combiner, next: Emit, endNext: () => Promise
   const flush = (): void | Promise<void> => {
     const records = Array.from(values, ([k, c]) => toRecord(k, c));
     values.clear();
-    return emitAll(records[Symbol.iterator](), next);
+    return emitAll(records, next);
   };
   return {
     push: (r) => {
@@ -146,7 +157,7 @@ function sorting(key: KeyFn, next: Emit, endNext: () => Promise<void>): Chain {
       const keyed = records.map((r) => [key(r), r] as const);
       keyed.sort((a, b) => naturalOrder(a[0], b[0]));
       records.length = 0;
-      const waiting = emitAll(keyed.map((k) => k[1])[Symbol.iterator](), next);
+      const waiting = emitAll(keyed.map((k) => k[1]), next);
       if (waiting) await waiting;
       await endNext();
     },

@@ -270,7 +270,7 @@ export class Task {
     });
     await readers[1].forEach((r) => {
       const matches = build.get(rightKey(r));
-      if (matches) return emitAll(matches.map((m) => spec.combine(m, r))[Symbol.iterator](), chain.push);
+      if (matches) return emitAll(matches.map((m) => spec.combine(m, r)), chain.push);
     });
   }
 
