@@ -22,7 +22,7 @@ import type { ChannelSpec, ConsumerDone } from './fixtures/transportConsumer.js'
 import type { ProducerStats } from './fixtures/transportProducer.js';
 import { bufferResponse, fakeServer, type FakeServer } from './fixtures/transportFakeServer.js';
 import { FixtureProcess, killAll } from './fixtures/transportProcess.js';
-import { RecordChecker, recordOf, type TestRecord, type Workload } from './fixtures/transportRecords.js';
+import { LARGE_EVERY, RecordChecker, recordOf, textOf, type TestRecord, type Workload } from './fixtures/transportRecords.js';
 
 const MiB = 1 << 20;
 const HOST = '127.0.0.1';
@@ -49,6 +49,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 describe('transport between processes', () => {
   test('2 million mixed records over 4 channels arrive exactly once and in order, over one connection', async () => {
+    // Every LARGE_EVERY-th record spans two to four 32 KiB buffers.
+    expect(textOf(LARGE_EVERY - 1).length).toBeGreaterThan(40_000);
     const { producer, port } = await startProducer();
     const records = 2_000_000;
     producer.send({ type: 'produce', id: 'exact', partitionType: 'pipelined', subpartitions: 4, records, workload: 'mixed' });
@@ -62,7 +64,7 @@ describe('transport between processes', () => {
     expect(stats.serverConnections).toBe(1);
   }, 60_000);
 
-  test('a channel that is not read blocks neither the other channels on its connection nor its producer`s memory', async () => {
+  test('a channel that is not read blocks no other channel on its connection, and its producer stays within bounded memory', async () => {
     const { producer, port } = await startProducer();
     // Channel 0 carries 250 MB: far more than the 200 MiB bound if flow control did not hold it back.
     const blockedRecords = 250_000;
