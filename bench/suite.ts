@@ -41,6 +41,8 @@ import { measureTransport, type TransportResult } from './transport.js';
 
 export interface SuiteOptions {
   quick: boolean;
+  /** Figures measured before the suite (the transport table), kept in the results file too. */
+  extra?: Record<string, unknown>;
 }
 
 interface Sizes {
@@ -119,6 +121,7 @@ export interface SuiteResult {
   errors: { part: string; error: string }[];
   table: string;
   files: { json: string; svg?: string };
+  extra?: Record<string, unknown>;
 }
 
 interface TargetResult {
@@ -153,7 +156,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
   const seconds = (performance.now() - started) / 1000;
   const { table, targets } = report(figures, errors, sizes);
   const files = await writeFiles(stamp, figures.sweep, machine, sizes.sweep);
-  const result: SuiteResult = { stamp, mode: options.quick ? 'quick' : 'full', machine, sizes, seconds, figures, targets, errors, table, files };
+  const result: SuiteResult = { stamp, mode: options.quick ? 'quick' : 'full', machine, sizes, seconds, figures, targets, errors, table, files, extra: options.extra };
   writeResults(stamp, result);
   console.log(`\nSpillway bench (${result.mode}), ${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, commit ${machine.commit}`);
   console.log(`${PARALLELISM}-way parallel on ${TASK_MANAGERS} TaskManagers; medians of ${sizes.repeats} run(s); ${seconds.toFixed(0)} s in all\n`);

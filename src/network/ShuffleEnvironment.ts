@@ -54,7 +54,7 @@ export class ShuffleEnvironment {
   }
 
   createPartition(id: string, type: PartitionType, numSubpartitions: number): ResultPartition {
-    const perSubpartition = this.options.buffersPerSubpartition ?? 4;
+    const perSubpartition = this.options.buffersPerSubpartition ?? 16;
     const budget = this.options.blockingMemoryBudget ?? 16 << 20;
     const segment = this.buffers.segmentSize;
     const min = numSubpartitions + 1;
