@@ -17,7 +17,13 @@ afterAll(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-test('a TaskManager killed with SIGKILL mid-job fails the job within the heartbeat timeout, and the survivor releases everything', async () => {
+interface TaskManagerView {
+  id: string;
+  host: string;
+  httpPort: number;
+}
+
+async function startBigJob(): Promise<string> {
   const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, {
     job: 'synthetic',
     params: { records: 500_000_000, keys: 1000 },
@@ -27,14 +33,51 @@ test('a TaskManager killed with SIGKILL mid-job fails the job within the heartbe
   const deadline = Date.now() + 30_000;
   while ((await callJson<{ state: string }>('GET', `${url}/jobs/${id}`)).state !== 'RUNNING' && Date.now() < deadline) await sleep(50);
   await sleep(1500);
-  const victim = cluster.processes[2];
-  const killedAt = Date.now();
-  victim.kill('SIGKILL');
+  return id;
+}
+
+async function waitWhileRunning(id: string, since: number): Promise<{ state: string; error?: string }> {
   let status: { state: string; error?: string };
   do {
     await sleep(100);
     status = await callJson('GET', `${url}/jobs/${id}`);
-  } while (status.state === 'RUNNING' && Date.now() - killedAt < HEARTBEAT_TIMEOUT + 5000);
+  } while (status.state === 'RUNNING' && Date.now() - since < HEARTBEAT_TIMEOUT + 5000);
+  return status;
+}
+
+test('a TaskManager that stops answering fails the job within the heartbeat timeout; when it wakes it drops its work and registers again', async () => {
+  const id = await startBigJob();
+  const sleeper = cluster.processes[1];
+  const stoppedAt = Date.now();
+  sleeper.kill('SIGSTOP');
+  try {
+    const status = await waitWhileRunning(id, stoppedAt);
+    expect(status.state).toBe('FAILED');
+    expect(status.error).toMatch(/tm-\d+.*lost: no heartbeat for 3000 ms|127\.0\.0\.1:\d+/);
+  } finally {
+    sleeper.kill('SIGCONT');
+  }
+  let taskmanagers: TaskManagerView[] = [];
+  for (let i = 0; i < 100 && taskmanagers.length < 2; i++) {
+    await sleep(100);
+    ({ taskmanagers } = await callJson<{ taskmanagers: TaskManagerView[] }>('GET', `${url}/taskmanagers`));
+  }
+  // The one that slept came back under a new id.
+  expect(taskmanagers).toHaveLength(2);
+  expect(taskmanagers.map((t) => t.id)).toContain('tm-0003');
+  const { id: next } = await callJson<{ id: string }>('POST', `${url}/jobs`, { job: 'synthetic', params: { records: 100_000, keys: 100 }, parallelism: 4 });
+  const done = await waitWhileRunning(next, Date.now());
+  expect(done.state).toBe('FINISHED');
+  const summaries = (await callJson<{ records: [number, number][] }>('GET', `${url}/jobs/${next}/result`)).records;
+  expect(summaries.reduce((sum, [records]) => sum + records, 0)).toBe(100_000);
+}, 60_000);
+
+test('a TaskManager killed with SIGKILL mid-job fails the job within the heartbeat timeout, and the survivor releases everything', async () => {
+  const id = await startBigJob();
+  const victim = cluster.processes[2];
+  const killedAt = Date.now();
+  victim.kill('SIGKILL');
+  const status = await waitWhileRunning(id, killedAt);
   expect(status.state).toBe('FAILED');
   expect(status.error).toMatch(/tm-\d+|127\.0\.0\.1:\d+/);
   const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pack } from 'msgpackr';
-import { callJson } from '../job/Http.js';
+import { callJson, HttpError } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
@@ -38,6 +38,8 @@ export class TaskManager {
   private id = '';
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly jm: string;
+  private registration: Record<string, unknown> = {};
+  private rejoining = false;
   private readonly partitionDir: string;
 
   constructor(private readonly options: TaskManagerOptions) {
@@ -68,8 +70,8 @@ export class TaskManager {
     await this.http.listen({ host, port: 0 });
     const address = this.http.server.address();
     const httpPort = typeof address === 'object' && address ? address.port : 0;
-    const registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
-    ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, registration));
+    this.registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
+    await this.register();
     const interval = this.options.heartbeatIntervalMs ?? 1000;
     this.heartbeat = setInterval(() => this.sendHeartbeat(), interval);
   }
@@ -85,10 +87,34 @@ export class TaskManager {
     }
   }
 
+  private async register(): Promise<void> {
+    ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+  }
+
   private sendHeartbeat(): void {
     callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/heartbeat`, {}, { timeoutMs: 5000 }).catch((error: Error) => {
       console.error(`taskmanager ${this.id}: heartbeat failed: ${error.message}`);
+      if (error instanceof HttpError && error.status === 404) void this.rejoin();
     });
+  }
+
+  /**
+   * The JobManager declared this TaskManager lost (it failed the jobs that ran here):
+   * stop what still runs, drop every partition, and register afresh with empty slots.
+   */
+  private async rejoin(): Promise<void> {
+    if (this.rejoining) return;
+    this.rejoining = true;
+    try {
+      for (const task of this.tasks.values()) task.cancel();
+      this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
+      await this.register();
+      console.error(`taskmanager registered again as ${this.id}`);
+    } catch (error) {
+      console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
+    } finally {
+      this.rejoining = false;
+    }
   }
 
   private routes(): void {
