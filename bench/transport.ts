@@ -142,7 +142,8 @@ async function produce(benchCase: TransportCase): Promise<void> {
   const n = benchCase.channels;
   const global = new NetworkBufferPool({ totalBytes: 64 << 20, segmentSize: SEGMENT_SIZE });
   const partitions = new ResultPartitionManager();
-  const partition = new ResultPartition({ id: PARTITION_ID, type: 'pipelined', numSubpartitions: n, pool: new BufferPool(global, n + 1, 4 * n + 1) });
+  // Sized as ShuffleEnvironment sizes a pipelined partition: 16 buffers a subpartition.
+  const partition = new ResultPartition({ id: PARTITION_ID, type: 'pipelined', numSubpartitions: n, pool: new BufferPool(global, n + 1, 16 * n + 1) });
   partitions.register(partition);
   const server = new DataServer(partitions);
   const { port } = await server.listen();

@@ -92,6 +92,10 @@ export class Task {
     }
   }
 
+  get isCanceled(): boolean {
+    return this.canceled;
+  }
+
   cancel(): void {
     this.canceled = true;
     this.locationsKnown?.();

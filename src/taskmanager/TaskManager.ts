@@ -174,7 +174,8 @@ export class TaskManager {
       await this.report(task, 'FINISHED');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      await this.report(task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`, taskId);
+      if (task?.isCanceled || this.canceledJobs.has(descriptor.jobId)) await this.report(task, 'CANCELED', undefined, taskId);
+      else await this.report(task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`, taskId);
     } finally {
       this.tasks.delete(taskId);
       this.earlyLocations.delete(taskId);
