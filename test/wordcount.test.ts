@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeCorpus } from '../src/job/Corpus.js';
-import { runInProcessWordCount, topWords } from '../src/job/InProcessWordCount.js';
+import { runInProcessWordCount, topWords } from './helpers/inProcessWordCount.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
 import type { PartitionType } from '../src/network/partition/ResultPartition.js';

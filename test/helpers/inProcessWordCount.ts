@@ -1,14 +1,14 @@
 import fs from 'node:fs';
-import { BufferPool } from '../network/buffer/BufferPool.js';
-import { NetworkBufferPool } from '../network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../network/consumer/InputGate.js';
-import { LocalInputChannel } from '../network/consumer/LocalInputChannel.js';
-import { RecordReader } from '../network/consumer/RecordReader.js';
-import { ResultPartition, type PartitionType } from '../network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../network/partition/ResultPartitionManager.js';
-import { KeyGroupSelector } from '../network/writer/ChannelSelector.js';
-import { RecordWriter } from '../network/writer/RecordWriter.js';
-import { forEachWord } from './Tokenizer.js';
+import { BufferPool } from '../../src/network/buffer/BufferPool.js';
+import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
+import { InputGate } from '../../src/network/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import { ResultPartition, type PartitionType } from '../../src/network/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
+import { KeyGroupSelector } from '../../src/network/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { forEachWord } from '../../src/job/Tokenizer.js';
 
 /** What crosses the exchange: a word and how often one producer saw it. */
 export type WordCount = [word: string, count: number];
