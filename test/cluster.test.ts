@@ -133,6 +133,36 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     expect([...lines].sort()).toEqual(expected.sort());
   });
 
+  test('a pipelined job whose producers have nothing to send still finishes (an empty partition is announced)', async () => {
+    const tiny = path.join(work, 'tiny.txt');
+    fs.writeFileSync(tiny, 'one two two\n');
+    const id = await submitJob({ job: 'wordcount', params: { input: tiny }, parallelism: 4, exchange: 'pipelined' });
+    await expectFinished(id);
+    expect((await result<[string, number]>(id)).sort()).toEqual([['one', 1], ['two', 2]]);
+  });
+
+  test('sort collected: the result is in subtask order, so globally sorted', async () => {
+    const id = await submitJob({ job: 'sort', params: { records: 50_000, seed: 5 }, parallelism: 4 });
+    await expectFinished(id);
+    const keys = (await result<[number, string]>(id)).map((r) => r[0]);
+    expect(keys).toHaveLength(50_000);
+    for (let i = 1; i < keys.length; i++) expect(keys[i - 1] <= keys[i]).toBe(true);
+  });
+
+  test('a join whose two inputs descend from one source (a diamond) does not deadlock when pipelined', async () => {
+    const diamond = `export default { name: 'diamond', stages: [
+      { name: 'numbers', source: { generate: function* (i, n) { for (let x = i; x < 300000; x += n) yield x; } } },
+      { name: 'evens', inputs: [{ from: 'numbers', partitioning: { type: 'forward' } }], operators: [{ filter: (x) => x % 2 === 0 }, { map: (x) => [x, 'even'] }] },
+      { name: 'tens', inputs: [{ from: 'numbers', partitioning: { type: 'forward' } }], operators: [{ filter: (x) => x % 10 === 0 }, { map: (x) => [x, 'ten'] }] },
+      { name: 'both', inputs: [{ from: 'evens', partitioning: { type: 'hash', key: (r) => r[0] } }, { from: 'tens', partitioning: { type: 'hash', key: (r) => r[0] } }],
+        operators: [{ join: { keys: [(r) => r[0], (r) => r[0]], combine: (a) => a[0] } }], sink: { collect: true } } ] };`;
+    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, diamond, { contentType: 'text/javascript' });
+    const id = await submitJob({ module: hash, parallelism: 4, exchange: 'pipelined' });
+    await expectFinished(id);
+    const got = (await result<number>(id)).sort((a, b) => a - b);
+    expect(got).toEqual(Array.from({ length: 30_000 }, (_, i) => i * 10));
+  });
+
   test('join equals a reference join', async () => {
     const id = await submitJob({ job: 'join', params: { customers: 5000, orders: 50_000 }, parallelism: 4 });
     await expectFinished(id);

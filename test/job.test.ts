@@ -82,6 +82,7 @@ describe('job validation', () => {
     ['parallelism 0', job(source, sink('out', 'src')), 0, /parallelism must be a positive integer/],
     ['a stage wider than the job', job({ ...source, parallelism: 3 }, sink('out', 'src')), 2, /parallelism 3 exceeds the job's 2/],
     ['an unknown partitioning', job(source, { name: 'out', inputs: [{ from: 'src', partitioning: { type: 'zigzag' } as never }], sink: { collect: true } }), 1, /unknown partitioning "zigzag"/],
+    ['a forward edge between different widths', job({ ...source, parallelism: 1 }, { name: 'out', inputs: [{ from: 'src', partitioning: { type: 'forward' } }], sink: { collect: true } }), 2, /forward input needs equal parallelism/],
     ['two inputs without a join', job(source, { name: 'out', inputs: [{ from: 'src', partitioning: { type: 'rebalance' } }, { from: 'src', partitioning: { type: 'rebalance' } }], sink: { collect: true } }), 1, /only a join reads more than one/],
   ])('%s is refused with a message that names it', (_, definition, parallelism, message) => {
     expect(() => validateJob(definition, parallelism)).toThrow(InvalidJobError);
@@ -170,6 +171,6 @@ test('sizes and params from the command line', () => {
   expect(parseSize('1gb')).toBe(1024 ** 3);
   expect(parseSize('4096')).toBe(4096);
   expect(() => parseSize('lots')).toThrow(/not a size/);
-  expect(parseParams(['input=corpus/', 'records=1000', 'seed=007x'])).toEqual({ input: 'corpus/', records: 1000, seed: '007x' });
+  expect(parseParams(['input=corpus/', 'records=1000', 'output=2024', 'a=b=c'])).toEqual({ input: 'corpus/', records: '1000', output: '2024', a: 'b=c' });
   expect(() => parseParams(['novalue'])).toThrow(/k=v/);
 });

@@ -64,14 +64,13 @@ function progressBar(fraction: number, width = 30): string {
   return `[${'#'.repeat(done)}${'-'.repeat(width - done)}] ${Math.round(fraction * 100)}%`;
 }
 
-/** k=v pairs; a value that reads as a number is one. */
-export function parseParams(pairs: string[]): Record<string, unknown> {
-  const params: Record<string, unknown> = {};
+/** k=v pairs, values as strings (as Flink's ParameterTool gives them): a job converts what it needs. */
+export function parseParams(pairs: string[]): Record<string, string> {
+  const params: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new Error(`--param wants k=v, not "${pair}"`);
-    const value = pair.slice(eq + 1);
-    params[pair.slice(0, eq)] = value !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+    params[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return params;
 }

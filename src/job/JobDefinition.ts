@@ -127,6 +127,12 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
   }
   const p = stage.parallelism ?? parallelism;
   if (!Number.isInteger(p) || p < 1) throw new InvalidJobError(`stage "${stage.name}": parallelism must be a positive integer, not ${p}`);
+  for (const input of inputs) {
+    const upstream = byName.get(input.from)!.parallelism ?? parallelism;
+    if (input.partitioning.type === 'forward' && upstream !== p) {
+      throw new InvalidJobError(`stage "${stage.name}": a forward input needs equal parallelism, but "${input.from}" has ${upstream} and it has ${p}`);
+    }
+  }
   if (p > parallelism) throw new InvalidJobError(`stage "${stage.name}": parallelism ${p} exceeds the job's ${parallelism}`);
   const operators = stage.operators ?? [];
   operators.forEach((op, i) => {

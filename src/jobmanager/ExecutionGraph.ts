@@ -24,6 +24,8 @@ export interface ExecutionEdge {
   /** Which input of the consuming stage. */
   input: number;
   type: PartitionType;
+  /** Forward: producer subtask i feeds consumer subtask i alone, through a partition of one subpartition. */
+  pointwise: boolean;
 }
 
 /** instance i of n on worker floor(i*w/n): contiguous blocks, the same on every run. */
@@ -54,8 +56,11 @@ export class ExecutionGraph {
   ) {
     this.stages = validateJob(definition, parallelism);
     for (const stage of this.stages) {
+      const probeBlocking = this.probeMustBlock(stage);
       (stage.inputs ?? []).forEach((input, i) => {
-        this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type: exchange });
+        const type = i === 1 && probeBlocking ? 'blocking' : exchange;
+        const pointwise = input.partitioning.type === 'forward';
+        this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, pointwise });
       });
       const p = this.stageParallelism(stage.name);
       for (let subtask = 0; subtask < p; subtask++) {
@@ -100,7 +105,7 @@ export class ExecutionGraph {
           jobId: this.jobId,
           type: edge.type,
           producerTask: producer.taskId,
-          consumerTasks: consumers,
+          consumerTasks: edge.pointwise ? [consumers[producer.subtask]] : consumers,
           taskManagerId: producer.taskManagerId,
         });
       }
@@ -120,10 +125,13 @@ export class ExecutionGraph {
       .sort((a, b) => a.input - b.input)
       .map((edge) => ({
         exchange: edge.type,
-        channels: this.verticesOf(edge.from).map((producer) => {
-          const partitionId = this.partitionId(edge, producer.subtask);
-          return { partitionId, subpartition: vertex.subtask, location: tracker.get(partitionId)?.location ?? null };
-        }),
+        channels: this.verticesOf(edge.from)
+          .filter((producer) => !edge.pointwise || producer.subtask === vertex.subtask)
+          .map((producer) => {
+            const partitionId = this.partitionId(edge, producer.subtask);
+            const subpartition = edge.pointwise ? 0 : vertex.subtask;
+            return { partitionId, subpartition, location: tracker.get(partitionId)?.location ?? null };
+          }),
       }));
     const outputs = this.edges
       .filter((e) => e.from === vertex.stage)
@@ -131,7 +139,7 @@ export class ExecutionGraph {
         partitionId: this.partitionId(edge, vertex.subtask),
         consumerStage: edge.to,
         consumerInput: edge.input,
-        numSubpartitions: this.stageParallelism(edge.to),
+        numSubpartitions: edge.pointwise ? 1 : this.stageParallelism(edge.to),
         type: edge.type,
       }));
     return {
@@ -146,6 +154,23 @@ export class ExecutionGraph {
       outputs,
       bufferTimeout: this.bufferTimeout,
     };
+  }
+
+  /**
+   * A join reads its build input to the end before its probe input. If both descend
+   * from one stage, a pipelined probe input would stall that stage, and through it
+   * the build input: the probe side is then made blocking (it goes to memory or disk).
+   */
+  private probeMustBlock(stage: StageDefinition): boolean {
+    const inputs = stage.inputs ?? [];
+    if (inputs.length !== 2) return false;
+    const ancestors = (name: string, seen = new Set<string>()): Set<string> => {
+      seen.add(name);
+      for (const input of this.stages.find((s) => s.name === name)!.inputs ?? []) ancestors(input.from, seen);
+      return seen;
+    };
+    const build = ancestors(inputs[0].from);
+    return [...ancestors(inputs[1].from)].some((name) => build.has(name));
   }
 
   private pipelinedRegions(): string[][] {

@@ -119,7 +119,7 @@ export class JobManager {
     http.get<{ Params: { id: string } }>('/jobs/:id/result', async (request, reply) => {
       const job = this.job(request.params.id);
       if (job.state !== 'FINISHED') return reply.code(409).send({ error: `job ${job.id} is ${job.state}, not FINISHED`, state: job.state });
-      return { id: job.id, records: job.results };
+      return { id: job.id, records: this.scheduler.results(job) };
     });
     http.post<{ Params: { id: string } }>('/jobs/:id/cancel', async (request, reply) => {
       const job = this.job(request.params.id);
@@ -194,8 +194,8 @@ export class JobManager {
       this.scheduler.partitionReady(request.body.partitionId, request.body.location);
       return {};
     });
-    http.post<{ Params: { id: string }; Body: unknown[] }>('/internal/jobs/:id/results', async (request) => {
-      this.scheduler.addResults(request.params.id, request.body);
+    http.post<{ Params: { taskId: string }; Body: unknown[] }>('/internal/tasks/:taskId/results', async (request) => {
+      this.scheduler.addResults(request.params.taskId, request.body);
       return {};
     });
   }

@@ -26,7 +26,8 @@ export interface Job extends JobSubmission {
   started?: number;
   ended?: number;
   graph: ExecutionGraph | null;
-  results: unknown[];
+  /** Records of collect sinks, by task. */
+  results: Map<string, unknown[]>;
   deployedRegions: Set<number>;
 }
 
@@ -55,7 +56,7 @@ export class Scheduler {
 
   submit(submission: JobSubmission): Job {
     const id = `job-${String(this.nextId++).padStart(4, '0')}-${Date.now().toString(36)}`;
-    const job: Job = { ...submission, id, state: 'CREATED', submitted: Date.now(), graph: null, results: [], deployedRegions: new Set() };
+    const job: Job = { ...submission, id, state: 'CREATED', submitted: Date.now(), graph: null, results: new Map(), deployedRegions: new Set() };
     this.jobs.set(id, job);
     this.queue.push(job);
     this.schedule();
@@ -96,6 +97,7 @@ export class Scheduler {
     if (error) vertex.error = error;
     if (isTerminal(job.state)) return;
     if (state === 'FAILED') this.fail(job, error ?? `task ${taskId} failed`);
+    else if (state === 'CANCELED') this.fail(job, `task ${taskId} was canceled on taskmanager ${vertex.taskManagerId}`);
     else if (state === 'FINISHED') this.onTaskFinished(job);
   }
 
@@ -116,15 +118,22 @@ export class Scheduler {
     if (partition.type === 'blocking') this.deployReadyRegions(job);
   }
 
-  addResults(jobId: string, records: unknown[]): void {
-    const job = this.jobs.get(jobId);
-    if (job && !isTerminal(job.state)) for (const record of records) job.results.push(record);
+  addResults(taskId: string, records: unknown[]): void {
+    const job = this.jobOfTask(taskId);
+    if (job && !isTerminal(job.state)) job.results.set(taskId, records);
+  }
+
+  /** The collected records in stage and subtask order, so a sorted (range-partitioned) result stays sorted. */
+  results(job: Job): unknown[] {
+    const records: unknown[] = [];
+    for (const taskId of job.graph?.vertices.keys() ?? []) for (const record of job.results.get(taskId) ?? []) records.push(record);
+    return records;
   }
 
   taskManagerLost(tm: TaskManagerInfo, reason: string): void {
     for (const job of this.jobs.values()) {
       if (isTerminal(job.state) || !job.graph) continue;
-      if (job.graph.taskManagers.some((t) => t.id === tm.id)) this.fail(job, reason);
+      if (job.graph.slotsNeeded().has(tm.id)) this.fail(job, reason);
     }
     this.schedule();
   }
@@ -157,7 +166,7 @@ export class Scheduler {
     graph.regions.forEach((region, index) => {
       if (job.deployedRegions.has(index) || !graph.isDeployable(region, this.tracker)) return;
       job.deployedRegions.add(index);
-      for (const stage of region) for (const vertex of graph.verticesOf(stage)) this.deploy(job, vertex);
+      for (const stage of region) for (const vertex of graph.verticesOf(stage)) if (!isTerminal(job.state)) this.deploy(job, vertex);
     });
   }
 

@@ -73,7 +73,7 @@ export class Task {
         if (channel.partitionId === partitionId) this.locations[g][c] = location;
       }),
     );
-    if (this.allLocationsKnown()) this.locationsKnown?.();
+    this.locationsKnown?.();
   }
 
   async run(): Promise<void> {
@@ -212,7 +212,10 @@ export class Task {
     if ('text' in source) {
       for (const split of splitsFor(listInputFiles(source.text), subtask, parallelism)) {
         this.checkCanceled();
-        await readLines(split, chain.push);
+        await readLines(split, (line) => {
+          this.checkCanceled();
+          return chain.push(line);
+        });
       }
       return;
     }
@@ -234,52 +237,52 @@ export class Task {
   }
 
   private async readInputs(chain: Chain): Promise<void> {
-    if (!this.allLocationsKnown()) {
+    const first = this.stage.operators?.[0];
+    if (first && 'join' in first) await this.join(first.join, chain);
+    else await (await this.openInput(0)).forEach(chain.push);
+    this.closeGates();
+  }
+
+  /** A reader of input g, once every producer of that input is known to be ready (each input waits on its own). */
+  private async openInput(g: number): Promise<RecordReader<unknown>> {
+    while (!this.locations[g].every((l) => l !== null)) {
       await new Promise<void>((resolve) => {
         this.locationsKnown = resolve;
       });
       this.checkCanceled();
     }
-    this.descriptor.inputs.forEach((gate, g) => {
-      const sources: ChannelSource[] = gate.channels.map((channel, c) => {
-        const location = this.locations[g][c]!;
-        const local = location.taskManagerId === this.taskManagerId;
-        return {
-          address: { partitionId: channel.partitionId, subpartition: channel.subpartition },
-          remote: local ? null : { host: location.host, port: location.dataPort },
-        };
-      });
-      this.gates.push(this.env.createInputGate(sources, `${this.descriptor.taskId}#${g}`));
+    const sources: ChannelSource[] = this.descriptor.inputs[g].channels.map((channel, c) => {
+      const location = this.locations[g][c]!;
+      const local = location.taskManagerId === this.taskManagerId;
+      return {
+        address: { partitionId: channel.partitionId, subpartition: channel.subpartition },
+        remote: local ? null : { host: location.host, port: location.dataPort },
+      };
     });
-    const readers = this.gates.map(({ gate }) => new RecordReader<unknown>(gate));
-    this.readers.push(...readers);
-    const first = this.stage.operators?.[0];
-    if (first && 'join' in first) await this.join(first.join, readers, chain);
-    else await readers[0].forEach(chain.push);
-    this.closeGates();
+    const input = this.env.createInputGate(sources, `${this.descriptor.taskId}#${g}`);
+    this.gates.push(input);
+    const reader = new RecordReader<unknown>(input.gate);
+    this.readers.push(reader);
+    return reader;
   }
 
+  /** Builds a hash table of input 0 to its end, then probes it with input 1. */
   private async join(
     spec: { keys: [(r: unknown) => unknown, (r: unknown) => unknown]; combine: (l: unknown, r: unknown) => unknown },
-    readers: RecordReader<unknown>[],
     chain: Chain,
   ): Promise<void> {
     const build = new Map<unknown, unknown[]>();
     const [leftKey, rightKey] = spec.keys;
-    await readers[0].forEach((r) => {
+    await (await this.openInput(0)).forEach((r) => {
       const k = leftKey(r);
       const list = build.get(k);
       if (list) list.push(r);
       else build.set(k, [r]);
     });
-    await readers[1].forEach((r) => {
+    await (await this.openInput(1)).forEach((r) => {
       const matches = build.get(rightKey(r));
       if (matches) return emitAll(matches.map((m) => spec.combine(m, r)), chain.push);
     });
-  }
-
-  private allLocationsKnown(): boolean {
-    return this.locations.every((gate) => gate.every((l) => l !== null));
   }
 }
 

@@ -164,7 +164,7 @@ export class TaskManager {
       if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
       task = new Task(descriptor, job, this.env, this.id, {
         partitionReady: (partitionId) => this.announcePartition(partitionId),
-        collected: (records) => this.sendResults(descriptor.jobId, records),
+        collected: (records) => this.sendResults(taskId, records),
       });
       this.tasks.set(taskId, task);
       for (const [partitionId, location] of this.earlyLocations.get(taskId) ?? []) task.updatePartition(partitionId, location);
@@ -184,21 +184,37 @@ export class TaskManager {
 
   private announcePartition(partitionId: string): void {
     const location: PartitionLocation = { taskManagerId: this.id, host: this.env.address.host, dataPort: this.env.address.port };
-    callJson('POST', `${this.jm}/internal/partitions/ready`, { partitionId, location }).catch((error: Error) => {
-      console.error(`taskmanager ${this.id}: could not announce partition ${partitionId}: ${error.message}`);
-    });
+    void this.deliver(`announce partition ${partitionId}`, () => callJson('POST', `${this.jm}/internal/partitions/ready`, { partitionId, location }));
   }
 
-  private async sendResults(jobId: string, records: unknown[]): Promise<void> {
-    await callJson('POST', `${this.jm}/internal/jobs/${jobId}/results`, pack(records), { contentType: 'application/x-msgpack' });
+  /**
+   * Sends a message a job cannot do without (a ready partition, a task state),
+   * retrying with backoff for up to a minute while the JobManager is unreachable or
+   * failing; a refusal (4xx) is final.
+   */
+  private async deliver(what: string, call: () => Promise<unknown>): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (let backoff = 100; ; backoff = Math.min(backoff * 2, 2000)) {
+      try {
+        await call();
+        return;
+      } catch (error) {
+        const refused = error instanceof HttpError && error.status < 500;
+        if (refused || Date.now() + backoff > deadline) {
+          console.error(`taskmanager ${this.id}: could not ${what}: ${(error as Error).message}`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, backoff));
+      }
+    }
+  }
+
+  private async sendResults(taskId: string, records: unknown[]): Promise<void> {
+    await callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, pack(records), { contentType: 'application/x-msgpack' });
   }
 
   private async report(task: Task | null, state: TaskState, error?: string, taskId = task?.descriptor.taskId): Promise<void> {
     const body = { state, error, counters: task?.counters, taskManagerId: this.id };
-    try {
-      await callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId!)}/state`, body);
-    } catch (e) {
-      console.error(`taskmanager ${this.id}: could not report ${state} of ${taskId}: ${(e as Error).message}`);
-    }
+    await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId!)}/state`, body));
   }
 }

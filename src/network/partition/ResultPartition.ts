@@ -39,7 +39,7 @@ export class ResultPartition {
   private firstBuffer = true;
   private finishing: Promise<void> | null = null;
   private released = false;
-  /** Called once with the first buffer (a pipelined partition is then ready to consume). */
+  /** Called once, with the first buffer or at finish if there was none: a pipelined partition is then ready to consume. */
   onFirstBuffer: () => void = () => {};
   /** Called when every subpartition of a pipelined partition has been read to its end. */
   onConsumed: () => void = () => {};
@@ -73,15 +73,14 @@ export class ResultPartition {
   }
 
   add(buffer: NetworkBuffer, subpartition: number): void {
-    if (this.firstBuffer) {
-      this.firstBuffer = false;
-      this.onFirstBuffer();
-    }
+    this.notifyFirstBuffer();
     this.subpartitions[subpartition].add(buffer);
   }
 
   /** Ends every subpartition; resolves when all of it is readable (spill files written). */
   finish(): Promise<void> {
+    // A producer that wrote nothing still produces end-of-partition: its consumers must learn of it.
+    this.notifyFirstBuffer();
     this.finishing ??= Promise.all(this.subpartitions.map((s) => s.finish())).then(() => {});
     return this.finishing;
   }
@@ -108,6 +107,12 @@ export class ResultPartition {
     this.released = true;
     for (const subpartition of this.subpartitions) subpartition.release(cause);
     this.pool.destroy();
+  }
+
+  private notifyFirstBuffer(): void {
+    if (!this.firstBuffer) return;
+    this.firstBuffer = false;
+    this.onFirstBuffer();
   }
 
   private createSubpartition(index: number, options: ResultPartitionOptions): ResultSubpartition {
