@@ -45,6 +45,20 @@ async function waitWhileRunning(id: string, since: number): Promise<{ state: str
   return status;
 }
 
+test('a task that keeps its event loop busy longer than the heartbeat timeout does not get its TaskManager declared lost', async () => {
+  const busy = `export default { name: 'busy', stages: [
+    { name: 'one', source: { generate: function* (i) { if (i === 0) yield 1; } },
+      operators: [{ map: (x) => { const end = Date.now() + ${HEARTBEAT_TIMEOUT + 1500}; while (Date.now() < end); return [x, 1]; } }] },
+    { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
+  const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, busy, { contentType: 'text/javascript' });
+  const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, parallelism: 4 });
+  const status = await waitWhileRunning(id, Date.now());
+  expect(status.error).toBeUndefined();
+  expect(status.state).toBe('FINISHED');
+  const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerView[] }>('GET', `${url}/taskmanagers`);
+  expect(taskmanagers.map((t) => t.id)).toEqual(['tm-0001', 'tm-0002']);
+}, 60_000);
+
 test('a TaskManager that stops answering fails the job within the heartbeat timeout; when it wakes it drops its work and registers again', async () => {
   const id = await startBigJob();
   const sleeper = cluster.processes[1];

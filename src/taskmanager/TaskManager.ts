@@ -6,6 +6,7 @@ import { callJson, HttpError } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
+import { Heartbeat } from './Heartbeat.js';
 import { Task } from './Task.js';
 
 export interface TaskManagerOptions {
@@ -36,7 +37,7 @@ export class TaskManager {
   private readonly earlyLocations = new Map<string, [string, PartitionLocation][]>();
   private readonly loader: JobLoader;
   private id = '';
-  private heartbeat: NodeJS.Timeout | null = null;
+  private heartbeat: Heartbeat | null = null;
   private readonly jm: string;
   private registration: Record<string, unknown> = {};
   private rejoining = false;
@@ -72,12 +73,18 @@ export class TaskManager {
     const httpPort = typeof address === 'object' && address ? address.port : 0;
     this.registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
     await this.register();
-    const interval = this.options.heartbeatIntervalMs ?? 1000;
-    this.heartbeat = setInterval(() => this.sendHeartbeat(), interval);
+    this.heartbeat = new Heartbeat(
+      this.jm,
+      this.id,
+      this.options.heartbeatIntervalMs ?? 1000,
+      // A 404 for an id this TaskManager has already left behind needs nothing.
+      (id) => id === this.id && void this.rejoin(),
+      (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
+    );
   }
 
   async stop(): Promise<void> {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.heartbeat?.stop();
     for (const task of this.tasks.values()) task.cancel();
     try {
       await this.http.close();
@@ -91,13 +98,6 @@ export class TaskManager {
     ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
   }
 
-  private sendHeartbeat(): void {
-    callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/heartbeat`, {}, { timeoutMs: 5000 }).catch((error: Error) => {
-      console.error(`taskmanager ${this.id}: heartbeat failed: ${error.message}`);
-      if (error instanceof HttpError && error.status === 404) void this.rejoin();
-    });
-  }
-
   /**
    * The JobManager declared this TaskManager lost (it failed the jobs that ran here):
    * stop what still runs, drop every partition, and register afresh with empty slots.
@@ -109,6 +109,7 @@ export class TaskManager {
       for (const task of this.tasks.values()) task.cancel();
       this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
       await this.register();
+      this.heartbeat?.setId(this.id);
       console.error(`taskmanager registered again as ${this.id}`);
     } catch (error) {
       console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
