@@ -182,6 +182,10 @@ export class JobManager {
       if (!this.registry.heartbeat(request.params.id)) return reply.code(404).send({ error: `unknown taskmanager ${request.params.id}` });
       return {};
     });
+    http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
+      for (const { taskId, counters } of request.body.tasks) this.scheduler.updateCounters(taskId, counters);
+      return {};
+    });
     http.post<{ Params: { taskId: string }; Body: { state: TaskState; error?: string; counters?: TaskCounters } }>(
       '/internal/tasks/:taskId/state',
       async (request) => {

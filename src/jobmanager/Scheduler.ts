@@ -101,6 +101,12 @@ export class Scheduler {
     else if (state === 'FINISHED') this.onTaskFinished(job);
   }
 
+  /** Counters of a running task (its final ones come with its final state). */
+  updateCounters(taskId: string, counters: TaskCounters): void {
+    const vertex = this.jobOfTask(taskId)?.graph?.vertices.get(taskId);
+    if (vertex && !isTerminal(vertex.state)) vertex.counters = counters;
+  }
+
   partitionReady(partitionId: string, location: PartitionLocation): void {
     const partition = this.tracker.markReady(partitionId, location);
     if (!partition) return;

@@ -38,6 +38,7 @@ export class TaskManager {
   private readonly loader: JobLoader;
   private id = '';
   private heartbeat: Heartbeat | null = null;
+  private metrics: NodeJS.Timeout | null = null;
   private readonly jm: string;
   private registration: Record<string, unknown> = {};
   private rejoining = false;
@@ -81,9 +82,12 @@ export class TaskManager {
       (id) => id === this.id && void this.rejoin(),
       (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
     );
+    this.metrics = setInterval(() => this.sendCounters(), this.options.heartbeatIntervalMs ?? 1000);
+    this.metrics.unref();
   }
 
   async stop(): Promise<void> {
+    if (this.metrics) clearInterval(this.metrics);
     await this.heartbeat?.stop();
     for (const task of this.tasks.values()) task.cancel();
     try {
@@ -181,6 +185,13 @@ export class TaskManager {
       this.tasks.delete(taskId);
       this.earlyLocations.delete(taskId);
     }
+  }
+
+  /** Counters of running tasks, for progress while a job runs; a lost update is replaced by the next. */
+  private sendCounters(): void {
+    if (this.tasks.size === 0) return;
+    const tasks = [...this.tasks.values()].map((task) => ({ taskId: task.descriptor.taskId, counters: task.counters }));
+    callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/counters`, { tasks }).catch(() => {});
   }
 
   private announcePartition(partitionId: string): void {
