@@ -88,9 +88,9 @@ export class TaskManager {
 
   async stop(): Promise<void> {
     if (this.metrics) clearInterval(this.metrics);
-    await this.heartbeat?.stop();
-    for (const task of this.tasks.values()) task.cancel();
     try {
+      await this.heartbeat?.stop();
+      for (const task of this.tasks.values()) task.cancel();
       await this.http.close();
       await this.env.close();
     } finally {
