@@ -219,13 +219,52 @@ describe('connections', () => {
     expect(partition.pool.buffersInUse).toBeGreaterThan(20);
     gate.close();
     await eventually(() => server.requestCount === 0 && partition.pool.buffersInUse === 0, 'the queue to be dropped');
-    // Later buffers of the producer are dropped at once as well.
+    // A later buffer of the producer is dropped at once as well, and the producer learns its consumer is gone.
     const late = partition.pool.requestBuffer()!;
     late.size = 1;
-    partition.add(late, 0);
+    expect(() => partition.add(late, 0)).toThrow(/released/);
     expect(partition.pool.buffersInUse).toBe(0);
     held[0].recycle();
     pool.destroy();
+  });
+
+  test('a request that fails in the middle of a batch gets its error frame between whole frames: the connection stays in step', async () => {
+    const fresh = (id: string): ResultPartition => {
+      const partition = new ResultPartition({ id, type: 'pipelined', numSubpartitions: 1, pool: new BufferPool(global, 1, 4) });
+      partitions.register(partition);
+      return partition;
+    };
+    const healthy = fresh('healthy');
+    fresh('doomed');
+    const pool = new BufferPool(global, 4, 4);
+    const { gate, channels } = gateOf(['healthy', 'doomed'], pool);
+    gate.requestPartitions();
+    await eventually(() => server.requestCount === 2, 'both requests');
+    const add = (byte: number): void => {
+      const buffer = healthy.pool.requestBuffer()!;
+      buffer.segment.fill(byte, 0, 100);
+      buffer.size = 100;
+      healthy.add(buffer, 0);
+    };
+    // In one tick: a buffer for one request, and the other request's partition released.
+    add(0xab);
+    partitions.release('doomed', new Error('job canceled'));
+    let first: NetworkBuffer | null = null;
+    await eventually(() => (first ??= gate.pollNext()) !== null, 'the healthy buffer');
+    expect(first!.bytes()).toEqual(Buffer.alloc(100, 0xab));
+    first!.recycle();
+    await eventually(() => (() => { try { channels[1].pollNext(); return false; } catch { return true; } })(), 'the doomed channel to fail');
+    expect(() => channels[1].pollNext()).toThrow(/released: job canceled/);
+    // The same connection goes on carrying the healthy request.
+    add(0xcd);
+    let second: NetworkBuffer | null = null;
+    await eventually(() => (second ??= channels[0].pollNext()) !== null, 'the next healthy buffer');
+    expect(second!.bytes()).toEqual(Buffer.alloc(100, 0xcd));
+    second!.recycle();
+    expect(connections.connectionCount).toBe(1);
+    gate.close();
+    pool.destroy();
+    partitions.releaseWhere(() => true);
   });
 
   test('a server that goes away fails the channels reading from it at once, with the reason', async () => {

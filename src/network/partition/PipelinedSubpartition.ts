@@ -29,8 +29,9 @@ export class PipelinedSubpartition implements ResultSubpartition {
 
   add(buffer: NetworkBuffer): void {
     if (this.released !== null) {
+      // The consumer is gone: the producer learns it (Flink fails the producer too) instead of writing into nothing.
       buffer.recycle();
-      return;
+      throw this.released;
     }
     if (this.finished) {
       buffer.recycle();

@@ -160,45 +160,51 @@ export class ServerConnection implements FrameHandler {
     const sent: NetworkBuffer[] = [];
     let headers: Buffer | null = null;
     let bytes = 0;
-    // The last chunk is written after the loop, with the callback that recycles the batch.
-    let last: Buffer | null = null;
+    // Chunks go out strictly in order; the last one is written after the loop, with the callback that recycles the batch.
+    const out: { last: Buffer | null } = { last: null };
+    const write = (chunk: Buffer): void => {
+      if (out.last !== null) socket.write(out.last);
+      out.last = chunk;
+    };
     socket.cork();
-    while (sent.length < MAX_BATCH_BUFFERS && bytes < MAX_BATCH_BYTES) {
-      const reader = this.ready.shift();
-      if (reader === undefined) break;
-      reader.queued = false;
-      const buffer = this.poll(reader);
-      if (buffer === null) continue;
-      headers ??= Buffer.allocUnsafe(MAX_BATCH_BUFFERS * BUFFER_HEADER_BYTES);
-      const offset = sent.length * BUFFER_HEADER_BYTES;
-      writeBufferResponseHeader(headers, offset, reader.receiverId, reader.nextSequence(), reader.backlog, buffer.dataType, buffer.size);
-      if (last !== null) socket.write(last);
-      last = headers.subarray(offset, offset + BUFFER_HEADER_BYTES);
-      if (buffer.size > 0) {
-        socket.write(last);
-        last = buffer.bytes();
+    try {
+      while (sent.length < MAX_BATCH_BUFFERS && bytes < MAX_BATCH_BYTES) {
+        const reader = this.ready.shift();
+        if (reader === undefined) break;
+        reader.queued = false;
+        const buffer = this.poll(reader, write);
+        if (buffer === null) continue;
+        headers ??= Buffer.allocUnsafe(MAX_BATCH_BUFFERS * BUFFER_HEADER_BYTES);
+        const offset = sent.length * BUFFER_HEADER_BYTES;
+        writeBufferResponseHeader(headers, offset, reader.receiverId, reader.nextSequence(), reader.backlog, buffer.dataType, buffer.size);
+        write(headers.subarray(offset, offset + BUFFER_HEADER_BYTES));
+        if (buffer.size > 0) write(buffer.bytes());
+        sent.push(buffer);
+        bytes += buffer.size;
+        if (isEndOfPartition(buffer)) this.releaseReader(reader.receiverId);
+        else this.enqueue(reader);
       }
-      sent.push(buffer);
-      bytes += buffer.size;
-      if (isEndOfPartition(buffer)) this.releaseReader(reader.receiverId);
-      else this.enqueue(reader);
+    } finally {
+      if (out.last !== null) socket.write(out.last, () => recycleAll(sent));
+      socket.uncork();
     }
-    if (last !== null) socket.write(last, () => recycleAll(sent));
-    socket.uncork();
     if (this.ready.length === 0) return;
     if (socket.writableLength >= MAX_QUEUED_BYTES) this.awaitingDrain = true;
     else this.schedule(true);
   }
 
-  /** The reader's next buffer, or null; a failed subpartition fails only its receiver. */
-  private poll(reader: SubpartitionReader): NetworkBuffer | null {
+  /**
+   * The reader's next buffer, or null; a failed subpartition fails only its receiver,
+   * with an error frame that takes its place in the batch (never inside another frame).
+   */
+  private poll(reader: SubpartitionReader, write: (chunk: Buffer) => void): NetworkBuffer | null {
     if (this.readers.get(reader.receiverId) !== reader) return null;
     try {
       return reader.pollSendable();
     } catch (error) {
       this.releaseReader(reader.receiverId);
       const message = error instanceof Error ? error.message : String(error);
-      this.socket.write(encodeErrorResponse(reader.receiverId, ErrorKind.FAILURE, message));
+      write(encodeErrorResponse(reader.receiverId, ErrorKind.FAILURE, message));
       return null;
     }
   }
