@@ -8,7 +8,7 @@ import { parseSize } from './Size.js';
 import { submit } from './Submit.js';
 
 const USAGE = `usage:
-  spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS]
+  spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
@@ -18,6 +18,8 @@ const OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   'heartbeat-timeout': { type: 'string' },
+  'slot-timeout': { type: 'string' },
+  'job-history': { type: 'string' },
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
@@ -37,6 +39,10 @@ function positiveInt(name: string, text: string): number {
   return value;
 }
 
+function optionalInt(name: string, text: string | undefined): number | undefined {
+  return text === undefined ? undefined : positiveInt(name, text);
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, target] = positionals;
@@ -49,7 +55,9 @@ async function main(argv: string[]): Promise<number> {
       const jm = new JobManager({
         host: values.host,
         port: values.port === undefined ? 8081 : Number(values.port),
-        heartbeatTimeoutMs: values['heartbeat-timeout'] === undefined ? undefined : positiveInt('heartbeat-timeout', values['heartbeat-timeout']),
+        heartbeatTimeoutMs: optionalInt('heartbeat-timeout', values['heartbeat-timeout']),
+        slotTimeoutMs: optionalInt('slot-timeout', values['slot-timeout']),
+        jobHistory: optionalInt('job-history', values['job-history']),
       });
       const url = await jm.listen();
       console.log(`spillway jobmanager listening on ${url}`);

@@ -21,6 +21,8 @@ export interface JobManagerOptions {
   heartbeatTimeoutMs?: number;
   /** How long a job waits for free slots before it fails. */
   slotTimeoutMs?: number;
+  /** Ended jobs kept, with their results (default 100). */
+  jobHistory?: number;
   /** Where uploaded job modules are kept. */
   dataDir?: string;
 }
@@ -69,7 +71,7 @@ export class JobManager {
       console.error(`jobmanager: ${reason}`);
       this.scheduler.taskManagerLost(tm, reason);
     });
-    this.scheduler = new Scheduler(this.registry, options.slotTimeoutMs);
+    this.scheduler = new Scheduler(this.registry, options.slotTimeoutMs, options.jobHistory);
     this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-jm-'));
     this.loader = new JobLoader(path.join(this.dataDir, 'modules'), async (hash) => {
       const source = this.modules.get(hash);
@@ -78,7 +80,8 @@ export class JobManager {
     });
     this.ticker = setInterval(() => this.scheduler.schedule(), 1000);
     this.ticker.unref();
-    this.http = Fastify({ bodyLimit: 256 << 20 });
+    // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
+    this.http = Fastify({ bodyLimit: 256 << 20, ajv: { customOptions: { removeAdditional: false } } });
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => {
       try {
         done(null, unpack(body as Buffer));

@@ -52,6 +52,8 @@ export class Scheduler {
   constructor(
     private readonly registry: TaskManagerRegistry,
     private readonly slotTimeoutMs = 60_000,
+    /** Ended jobs kept (with their results) for GET /jobs; the oldest go first. */
+    private readonly jobHistory = 100,
   ) {}
 
   submit(submission: JobSubmission): Job {
@@ -205,6 +207,7 @@ export class Scheduler {
     job.state = state;
     job.ended = Date.now();
     this.dequeue(job);
+    this.forgetOldJobs();
     const graph = job.graph;
     if (graph) {
       if (state !== 'FINISHED') {
@@ -225,6 +228,11 @@ export class Scheduler {
       }
     }
     setImmediate(() => this.schedule());
+  }
+
+  private forgetOldJobs(): void {
+    const ended = [...this.jobs.values()].filter((j) => isTerminal(j.state));
+    for (const old of ended.slice(0, Math.max(0, ended.length - this.jobHistory))) this.jobs.delete(old.id);
   }
 
   private dequeue(job: Job): void {
