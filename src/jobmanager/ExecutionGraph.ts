@@ -44,6 +44,8 @@ export class ExecutionGraph {
   readonly vertices = new Map<string, ExecutionVertex>();
   /** Stages connected by pipelined edges, deployed together; in topological order. */
   readonly regions: string[][];
+  /** Slots each TaskManager gives this job: the TaskManagers it runs on, and nothing else. */
+  readonly slots = new Map<string, number>();
 
   constructor(
     readonly jobId: string,
@@ -51,7 +53,7 @@ export class ExecutionGraph {
     readonly parallelism: number,
     exchange: PartitionType,
     readonly job: JobReference,
-    readonly taskManagers: TaskManagerInfo[],
+    taskManagers: TaskManagerInfo[],
     readonly bufferTimeout: number,
   ) {
     this.stages = validateJob(definition, parallelism);
@@ -71,16 +73,10 @@ export class ExecutionGraph {
       }
     }
     this.regions = this.pipelinedRegions();
-  }
-
-  /** Slots each TaskManager must give this job. */
-  slotsNeeded(): Map<string, number> {
-    const needed = new Map<string, number>();
-    for (let slot = 0; slot < this.parallelism; slot++) {
-      const id = this.taskManagers[ownerOf(slot, this.parallelism, this.taskManagers.length)].id;
-      needed.set(id, (needed.get(id) ?? 0) + 1);
+    for (let slot = 0; slot < parallelism; slot++) {
+      const id = taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id;
+      this.slots.set(id, (this.slots.get(id) ?? 0) + 1);
     }
-    return needed;
   }
 
   stageParallelism(stage: string): number {
@@ -106,7 +102,6 @@ export class ExecutionGraph {
           type: edge.type,
           producerTask: producer.taskId,
           consumerTasks: edge.pointwise ? [consumers[producer.subtask]] : consumers,
-          taskManagerId: producer.taskManagerId,
         });
       }
     }

@@ -7,8 +7,7 @@ export interface TrackedPartition {
   type: PartitionType;
   producerTask: string;
   consumerTasks: string[];
-  /** Where it lives (known from deployment); whether consumers may read it yet. */
-  taskManagerId: string;
+  /** Where it lives, and whether consumers may read it yet: both known once it is ready. */
   location: PartitionLocation | null;
   ready: boolean;
 }
@@ -41,13 +40,8 @@ export class PartitionTracker {
     return [...this.partitions.values()].filter((p) => p.jobId === jobId);
   }
 
-  /** Forgets a job's partitions; returns the TaskManagers that hold them, to be told to release. */
-  releaseJob(jobId: string): string[] {
-    const holders = new Set<string>();
-    for (const partition of this.ofJob(jobId)) {
-      holders.add(partition.taskManagerId);
-      this.partitions.delete(partition.id);
-    }
-    return [...holders];
+  /** Forgets a job's partitions (their TaskManagers are told to release them). */
+  releaseJob(jobId: string): void {
+    for (const partition of this.ofJob(jobId)) this.partitions.delete(partition.id);
   }
 }

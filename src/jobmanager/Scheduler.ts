@@ -141,7 +141,7 @@ export class Scheduler {
   taskManagerLost(tm: TaskManagerInfo, reason: string): void {
     for (const job of this.jobs.values()) {
       if (isTerminal(job.state) || !job.graph) continue;
-      if (job.graph.slotsNeeded().has(tm.id)) this.fail(job, reason);
+      if (job.graph.slots.has(tm.id)) this.fail(job, reason);
     }
     this.schedule();
   }
@@ -155,9 +155,8 @@ export class Scheduler {
       this.fail(job, (error as Error).message);
       return false;
     }
-    const needed = graph.slotsNeeded();
-    for (const [id, slots] of needed) if (this.registry.get(id)!.freeSlots < slots) return false;
-    for (const [id, slots] of needed) this.registry.get(id)!.freeSlots -= slots;
+    for (const [id, slots] of graph.slots) if (this.registry.get(id)!.freeSlots < slots) return false;
+    for (const [id, slots] of graph.slots) this.registry.get(id)!.freeSlots -= slots;
     job.graph = graph;
     return true;
   }
@@ -213,8 +212,9 @@ export class Scheduler {
       if (state !== 'FINISHED') {
         for (const vertex of graph.vertices.values()) if (!isTerminal(vertex.state)) vertex.state = 'CANCELED';
       }
-      const holders = new Set([...this.tracker.releaseJob(job.id), ...graph.taskManagers.map((t) => t.id)]);
-      for (const id of holders) {
+      this.tracker.releaseJob(job.id);
+      // Every task and partition of the job lives on a TaskManager that gave it slots.
+      for (const id of graph.slots.keys()) {
         const tm = this.registry.get(id);
         if (!tm) continue;
         const stop = state === 'FINISHED' ? Promise.resolve() : callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/cancel`, {});
@@ -222,7 +222,7 @@ export class Scheduler {
           .then(() => callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/release`, {}))
           .catch((e: Error) => console.error(`jobmanager: could not stop job ${job.id} on ${id}: ${e.message}`));
       }
-      for (const [id, slots] of graph.slotsNeeded()) {
+      for (const [id, slots] of graph.slots) {
         const tm = this.registry.get(id);
         if (tm) tm.freeSlots += slots;
       }

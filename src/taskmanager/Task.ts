@@ -220,19 +220,15 @@ export class Task {
       return;
     }
     const iterator = source.generate(subtask, parallelism)[Symbol.iterator]();
-    // Yield to the event loop now and then, so heartbeats, flush timers and cancels get through.
-    for (;;) {
-      this.checkCanceled();
-      let count = 0;
-      let step = iterator.next();
-      for (; !step.done && count < 4096; count++, step = iterator.next()) {
-        const waiting = chain.push(step.value);
-        if (waiting) await waiting;
-      }
-      if (step.done) return;
+    // Yield to the event loop now and then, so flush timers, partition requests and cancels get through.
+    let count = 0;
+    for (let step = iterator.next(); !step.done; step = iterator.next()) {
       const waiting = chain.push(step.value);
       if (waiting) await waiting;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (++count % 4096 === 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        this.checkCanceled();
+      }
     }
   }
 

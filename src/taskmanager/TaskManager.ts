@@ -174,13 +174,13 @@ export class TaskManager {
       this.tasks.set(taskId, task);
       for (const [partitionId, location] of this.earlyLocations.get(taskId) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(taskId);
-      await this.report(task, 'RUNNING');
+      await this.report(taskId, task, 'RUNNING');
       await task.run();
-      await this.report(task, 'FINISHED');
+      await this.report(taskId, task, 'FINISHED');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (task?.isCanceled || this.canceledJobs.has(descriptor.jobId)) await this.report(task, 'CANCELED', undefined, taskId);
-      else await this.report(task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`, taskId);
+      if (task?.isCanceled || this.canceledJobs.has(descriptor.jobId)) await this.report(taskId, task, 'CANCELED');
+      else await this.report(taskId, task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`);
     } finally {
       this.tasks.delete(taskId);
       this.earlyLocations.delete(taskId);
@@ -225,8 +225,9 @@ export class TaskManager {
     await callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, pack(records), { contentType: 'application/x-msgpack' });
   }
 
-  private async report(task: Task | null, state: TaskState, error?: string, taskId = task?.descriptor.taskId): Promise<void> {
+  /** A task's state; the task is null when it failed before it could be created. */
+  private async report(taskId: string, task: Task | null, state: TaskState, error?: string): Promise<void> {
     const body = { state, error, counters: task?.counters, taskManagerId: this.id };
-    await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId!)}/state`, body));
+    await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
   }
 }

@@ -1,5 +1,5 @@
 import type { JobDefinition } from '../JobDefinition.js';
-import { numberParam } from './WordCount.js';
+import { numberParam } from './Params.js';
 
 export type Customer = [id: number, name: string];
 export type Order = [customerId: number, amount: number];

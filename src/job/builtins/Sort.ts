@@ -1,6 +1,6 @@
 import { seededRandom } from '../Corpus.js';
 import type { JobDefinition, Sink } from '../JobDefinition.js';
-import { numberParam, requireString } from './WordCount.js';
+import { numberParam, requireString } from './Params.js';
 
 export type SortRecord = [key: number, value: string];
 

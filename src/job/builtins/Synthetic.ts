@@ -1,5 +1,5 @@
 import type { JobDefinition } from '../JobDefinition.js';
-import { numberParam } from './WordCount.js';
+import { numberParam } from './Params.js';
 
 export interface SyntheticRecord {
   key: number;

@@ -1,4 +1,5 @@
 import type { JobDefinition, Sink } from '../JobDefinition.js';
+import { requireString } from './Params.js';
 import { words } from '../Tokenizer.js';
 
 export type WordCountRecord = [word: string, count: number];
@@ -21,19 +22,4 @@ export function wordCount(params: Record<string, unknown>): JobDefinition {
       },
     ],
   };
-}
-
-export function requireString(params: Record<string, unknown>, name: string): string {
-  const value = params[name];
-  if (typeof value !== 'string' || value === '') throw new Error(`parameter "${name}" must be a non-empty string`);
-  return value;
-}
-
-export function numberParam(params: Record<string, unknown>, name: string, fallback: number, min = 0): number {
-  const raw = params[name] ?? fallback;
-  const value = typeof raw === 'string' ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new Error(`parameter "${name}" must be a number >= ${min}, not ${JSON.stringify(raw)}`);
-  }
-  return value;
 }
