@@ -97,16 +97,19 @@ describe('backpressure', () => {
     expectNoLeak(global, [pool]);
   });
 
-  test('a writer waiting for a buffer keeps its record intact while other writers in the process pack theirs', async () => {
+  test('a writer waiting for a buffer keeps its batch intact while other writers in the process pack theirs', async () => {
     const a = setup(1, 2, 1, 'a');
     const b = setup(1, 2, 1, 'b');
     const big = (tag: string, i: number): Row => [i, `${tag}:${i}:`.padEnd(3000, tag)];
     const aRecords = Array.from({ length: 20 }, (_, i) => big('A', i));
     const bRecords = Array.from({ length: 200 }, (_, i) => big('B', i));
     const aProducer = new Producer(new RecordWriter<Row>(a.partition, new ForwardSelector(), -1), a.pool, aRecords);
+    const aDone = track(aProducer.done);
     const aGate = localGate(a.manager, ['a'], 0);
     await settle();
-    expect(aProducer.emitted, 'a waits with a record staged').toBeLessThan(aRecords.length);
+    // Its batch (60 KB) needs more than the pool's two 4 KiB buffers: it waits, staged.
+    expect(aDone.settled, 'a waits with a batch staged').toBe(false);
+    expect(a.pool.buffersInUse).toBe(2);
     const bRead = readByChannel<Row>(localGate(b.manager, ['b'], 0));
     await writeAll(new RecordWriter<Row>(b.partition, new ForwardSelector(), -1), bRecords);
     expect((await bRead)[0]).toEqual(bRecords);

@@ -88,6 +88,28 @@ describe('buffer timeout (fake timers)', () => {
     await writer.close();
     expect(pollRecords(view)).toEqual(['<end>']);
   });
+
+  test('a timed flush that has to wait for a buffer holds back later records until it is done; order is kept', async () => {
+    vi.useFakeTimers();
+    const { writer, partition, global, pool } = setup(100);
+    const view = partition.createSubpartitionView(0, () => {});
+    const held = [pool.requestBuffer(), pool.requestBuffer(), pool.requestBuffer(), pool.requestBuffer()];
+    expect(pool.requestBuffer(), 'the pool is exhausted').toBeNull();
+    expect(writer.emit('first')).toBeUndefined();
+    vi.advanceTimersByTime(100);
+    const second = writer.emit('second');
+    expect(second, 'waits for the timed flush').toBeInstanceOf(Promise);
+    expect(pollRecords(view)).toBeNull();
+    for (const buffer of held) buffer?.recycle();
+    await second;
+    expect(pollRecords(view)).toEqual(['first']);
+    writer.emit('third');
+    await writer.close();
+    expect(pollRecords(view)).toEqual(['second', 'third']);
+    expect(pollRecords(view)).toEqual(['<end>']);
+    view.release();
+    expectNoLeak(global, [pool]);
+  });
 });
 
 describe('buffer timeout (real timers, through the gate)', () => {

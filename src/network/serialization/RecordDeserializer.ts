@@ -1,18 +1,9 @@
 import { Unpackr } from 'msgpackr';
-import { copyBytes } from '../buffer/Bytes.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES } from './RecordSerializer.js';
 
 /** Returned by next() when the current buffer holds no further complete record. */
 export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
-
-/**
- * Records up to this size are unpacked from a copy at offset 0. msgpackr decodes
- * strings in JS only when the value ends within the first 140 bytes of its source;
- * further in, it calls its native string extractor, a fixed cost (about 60 ns) that
- * pays off for records with several strings but doubles the cost of a word tuple.
- */
-const SMALL_RECORD = 32;
 
 /** The Unpackr that reads what a channelPackr() wrote, one per channel and per read of it. */
 export function channelUnpackr(): Unpackr {
@@ -21,44 +12,73 @@ export function channelUnpackr(): Unpackr {
   return new Unpackr({ sequential: true, copyBuffers: true });
 }
 
+const NO_RECORDS: readonly unknown[] = [];
+
 /**
- * Reads length-prefixed records out of a channel's buffers, in order. A record that
- * continues into the next buffer is gathered in a spanning buffer first; all other
- * records are unpacked in place, without a copy. A buffer is recycled as soon as
- * its last byte has been read.
+ * Reads the length-prefixed batches of records (RecordSerializer) out of a channel's
+ * buffers, in order, and hands out their records one by one. A batch that continues
+ * into the next buffer is gathered in a spanning buffer first; all other batches are
+ * unpacked in place, without a copy. A buffer is recycled as soon as its last batch
+ * has been unpacked: records never point into it.
  */
 export class RecordDeserializer {
   private buffer: NetworkBuffer | null = null;
-  private segment: Buffer = Buffer.alloc(0);
+  private segment: Buffer = EMPTY;
   private position = 0;
   private limit = 0;
-  /** Bytes of a record (or of its length) that continue from an earlier buffer. */
+  /** The records of the last batch unpacked, handed out from `index` on. */
+  private records: readonly unknown[] = NO_RECORDS;
+  private index = 0;
+  /** Bytes of a batch (or of its length) that continue from an earlier buffer. */
   private spanning: Buffer | null = null;
   private spanned = 0;
   private readonly lengthBytes = Buffer.alloc(LENGTH_BYTES);
   private lengthRead = 0;
   private readonly range = { start: 0, end: 0 };
-  private readonly small = Buffer.alloc(SMALL_RECORD);
 
   constructor(private readonly unpackr: Unpackr = channelUnpackr()) {}
 
-  /** True while part of a record waits for the next buffer. */
+  /** True while part of a batch waits for the next buffer. */
   get hasPartialRecord(): boolean {
     return this.spanning !== null || this.lengthRead > 0;
   }
 
   setNextBuffer(buffer: NetworkBuffer): void {
-    if (this.buffer !== null) throw new Error('previous buffer not fully read');
+    if (this.buffer !== null || this.index < this.records.length) throw new Error('previous buffer not fully read');
     this.buffer = buffer;
     this.segment = buffer.segment;
     this.position = 0;
     this.limit = buffer.size;
   }
 
-  /** The next complete record, or NEED_MORE (the buffer is then recycled). */
+  /** The next complete record, or NEED_MORE (the buffer has then been recycled). */
   next(): unknown {
-    if (this.buffer === null) return NEED_MORE;
-    if (this.spanning !== null || this.lengthRead > 0) return this.continueSpanning();
+    const records = this.records;
+    if (this.index < records.length) return records[this.index++];
+    while (this.buffer !== null) {
+      const batch = this.spanning !== null || this.lengthRead > 0 ? this.continueSpanning() : this.nextBatch();
+      if (batch !== null && batch.length > 0) {
+        this.records = batch;
+        this.index = 1;
+        return batch[0];
+      }
+    }
+    this.records = NO_RECORDS;
+    this.index = 0;
+    return NEED_MORE;
+  }
+
+  /** Drops the current buffer and any partial batch (the channel is gone). */
+  clear(): void {
+    if (this.buffer !== null) this.release();
+    this.spanning = null;
+    this.lengthRead = 0;
+    this.records = NO_RECORDS;
+    this.index = 0;
+  }
+
+  /** Unpacks the batch at the current position if it is complete here; null otherwise. */
+  private nextBatch(): readonly unknown[] | null {
     const segment = this.segment;
     const position = this.position;
     const available = this.limit - position;
@@ -69,38 +89,22 @@ export class RecordDeserializer {
       const end = start + length;
       if (end <= this.limit) {
         this.position = end;
-        const record = length <= SMALL_RECORD ? this.unpackSmall(start, length) : this.unpackInPlace(start, end);
+        const range = this.range;
+        range.start = start;
+        range.end = end;
+        const batch = this.unpackr.unpack(segment, range);
         if (end === this.limit) this.release();
-        return record;
+        return asBatch(batch);
       }
       this.beginSpanning(length, start);
-      return NEED_MORE;
+      return null;
     }
     if (available > 0) {
       segment.copy(this.lengthBytes, 0, position, this.limit);
       this.lengthRead = available;
     }
     this.release();
-    return NEED_MORE;
-  }
-
-  /** Drops the current buffer and any partial record (the channel is gone). */
-  clear(): void {
-    if (this.buffer !== null) this.release();
-    this.spanning = null;
-    this.lengthRead = 0;
-  }
-
-  private unpackInPlace(start: number, end: number): unknown {
-    const range = this.range;
-    range.start = start;
-    range.end = end;
-    return this.unpackr.unpack(this.segment, range);
-  }
-
-  private unpackSmall(start: number, length: number): unknown {
-    copyBytes(this.segment, start, this.small, 0, length);
-    return this.unpackr.unpack(this.small, length);
+    return null;
   }
 
   private beginSpanning(length: number, start: number): void {
@@ -109,7 +113,8 @@ export class RecordDeserializer {
     this.release();
   }
 
-  private continueSpanning(): unknown {
+  /** Gathers more of a spanning batch (or of its length); the batch once it is complete. */
+  private continueSpanning(): readonly unknown[] | null {
     if (this.spanning === null) {
       const take = Math.min(LENGTH_BYTES - this.lengthRead, this.limit - this.position);
       this.segment.copy(this.lengthBytes, this.lengthRead, this.position, this.position + take);
@@ -117,7 +122,7 @@ export class RecordDeserializer {
       this.position += take;
       if (this.lengthRead < LENGTH_BYTES) {
         this.release();
-        return NEED_MORE;
+        return null;
       }
       this.lengthRead = 0;
       this.spanning = Buffer.allocUnsafe(this.lengthBytes.readUInt32BE(0));
@@ -129,9 +134,9 @@ export class RecordDeserializer {
     this.spanned += take;
     this.position += take;
     if (this.position === this.limit) this.release();
-    if (this.spanned < spanning.length) return NEED_MORE;
+    if (this.spanned < spanning.length) return null;
     this.spanning = null;
-    return this.unpackr.unpack(spanning);
+    return asBatch(this.unpackr.unpack(spanning));
   }
 
   private release(): void {
@@ -145,3 +150,8 @@ export class RecordDeserializer {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+function asBatch(value: unknown): readonly unknown[] {
+  if (!Array.isArray(value)) throw new Error('corrupt record stream: a batch is not an array of records');
+  return value;
+}

@@ -1,6 +1,6 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartition } from '../partition/ResultPartition.js';
-import { RecordSerializer } from '../serialization/RecordSerializer.js';
+import { LENGTH_BYTES, RecordSerializer } from '../serialization/RecordSerializer.js';
 import type { ChannelSelector } from './ChannelSelector.js';
 
 /** Flush partly filled buffers this often, in ms; 0 after every record; -1 only when full. */
@@ -8,17 +8,23 @@ export const DEFAULT_BUFFER_TIMEOUT = 100;
 
 /**
  * One per output edge of a task: routes each record through the selector into the
- * serializer of its channel, fills that channel's buffer and hands it to the
- * partition when full, on flush() and by the buffer timeout. emit() returns a
- * promise only when it had to wait for a buffer (backpressure); callers await it
- * before emitting again.
+ * batch of its channel, packs a batch when it about fills the channel's buffer, and
+ * hands the buffer to the partition when it is full, on flush() and by the buffer
+ * timeout. emit() returns a promise only when it had to wait for a buffer
+ * (backpressure); callers await it before emitting again. A record is packed when
+ * its batch is, not on emit(): it must not be changed once emitted.
  */
 export class RecordWriter<T> {
   private readonly serializers: RecordSerializer[];
   private readonly current: (NetworkBuffer | null)[];
+  private readonly capacity: number;
   private readonly timer: NodeJS.Timeout | null;
   private readonly flushAlways: boolean;
+  /** A timed flush that waits for a buffer: emit() and close() wait for it. */
+  private flushing: Promise<void> | null = null;
+  private failure: unknown = null;
   private closed = false;
+  private aborted = false;
   recordsOut = 0;
   bytesOut = 0;
 
@@ -33,23 +39,27 @@ export class RecordWriter<T> {
     const count = selector.isBroadcast ? 1 : n;
     this.serializers = Array.from({ length: count }, () => new RecordSerializer());
     this.current = new Array<NetworkBuffer | null>(n).fill(null);
+    this.capacity = partition.pool.segmentSize;
     this.flushAlways = bufferTimeout === 0;
-    this.timer = bufferTimeout > 0 ? setInterval(() => this.flushAll(), bufferTimeout) : null;
+    this.timer = bufferTimeout > 0 ? setInterval(() => this.flushOnTimer(), bufferTimeout) : null;
     this.timer?.unref();
   }
 
   emit(record: T): void | Promise<void> {
+    if (this.flushing !== null) return this.flushing.then(() => this.emit(record));
+    if (this.failure !== null) throw this.failure;
     this.recordsOut++;
-    if (this.selector.isBroadcast) return this.broadcast(record, 0);
-    const channel = this.selector.selectChannel(record);
+    // Broadcast channels fill in step: channel 0 speaks for all.
+    const channel = this.selector.isBroadcast ? 0 : this.selector.selectChannel(record);
     const serializer = this.serializers[channel];
-    serializer.serialize(record);
-    return this.copy(channel, serializer);
+    if (serializer.add(record) <= this.room(channel, serializer) && !this.flushAlways) return;
+    return this.write(channel);
   }
 
-  /** Hands every partly filled buffer to its subpartition. */
-  flushAll(): void {
-    for (let channel = 0; channel < this.current.length; channel++) this.flush(channel);
+  /** Packs every channel's batch and hands every partly filled buffer to its subpartition. */
+  flushAll(): void | Promise<void> {
+    if (this.flushing !== null) return this.flushing.then(() => this.flushAll());
+    return this.flushFrom(0);
   }
 
   /** Flushes, then ends the partition: end-of-partition on every channel. Resolves when the data is readable. */
@@ -57,13 +67,15 @@ export class RecordWriter<T> {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    this.flushAll();
+    await this.flushAll();
+    if (this.failure !== null) throw this.failure;
     await this.partition.finish();
   }
 
-  /** Stops the timer and drops partly filled buffers, for a task that failed. */
+  /** Stops the timer and drops batches and partly filled buffers, for a task that failed. */
   abort(): void {
     this.closed = true;
+    this.aborted = true;
     if (this.timer) clearInterval(this.timer);
     for (let channel = 0; channel < this.current.length; channel++) {
       this.current[channel]?.recycle();
@@ -71,17 +83,55 @@ export class RecordWriter<T> {
     }
   }
 
-  private broadcast(record: T, from: number): void | Promise<void> {
-    const serializer = this.serializers[0];
-    if (from === 0) serializer.serialize(record);
+  /** The size a batch may reach and still take one more record without spilling into another buffer. */
+  private room(channel: number, serializer: RecordSerializer): number {
+    const buffer = this.current[channel];
+    const free = buffer === null ? this.capacity : buffer.capacity - buffer.size;
+    // Aim a little short: the estimate comes from the last batch, and a batch that overshoots spans two buffers.
+    return free - (free >> 4) - LENGTH_BYTES - serializer.recordBytes;
+  }
+
+  private flushOnTimer(): void {
+    if (this.flushing !== null || this.closed) return;
+    const waiting = this.flushFrom(0);
+    if (!waiting) return;
+    this.flushing = waiting.then(
+      () => void (this.flushing = null),
+      (error: unknown) => {
+        this.flushing = null;
+        this.failure ??= error;
+      },
+    );
+  }
+
+  private flushFrom(from: number): void | Promise<void> {
     for (let channel = from; channel < this.current.length; channel++) {
-      serializer.rewind();
-      const waiting = this.copy(channel, serializer);
-      if (waiting) return waiting.then(() => this.broadcast(record, channel + 1));
+      const serializer = this.serializers[this.selector.isBroadcast ? 0 : channel];
+      if (serializer.hasPending && (channel === 0 || !this.selector.isBroadcast)) {
+        const waiting = this.write(channel);
+        if (waiting) return waiting.then(() => this.flushFrom(channel));
+      }
+      this.flush(channel);
     }
   }
 
-  /** Copies the staged record into the channel's buffers; a promise only if a buffer had to be awaited. */
+  /** Packs the channel's batch and copies it into the channel's buffers (every channel's, for a broadcast). */
+  private write(channel: number): void | Promise<void> {
+    const serializer = this.serializers[channel];
+    serializer.stage();
+    if (!this.selector.isBroadcast) return this.copy(channel, serializer);
+    return this.copyToEach(serializer, 0);
+  }
+
+  private copyToEach(serializer: RecordSerializer, from: number): void | Promise<void> {
+    for (let channel = from; channel < this.current.length; channel++) {
+      serializer.rewind();
+      const waiting = this.copy(channel, serializer);
+      if (waiting) return waiting.then(() => this.copyToEach(serializer, channel + 1));
+    }
+  }
+
+  /** Copies the staged batch into the channel's buffers; a promise only if a buffer had to be awaited. */
   private copy(channel: number, serializer: RecordSerializer): void | Promise<void> {
     for (;;) {
       let buffer = this.current[channel];
@@ -91,7 +141,8 @@ export class RecordWriter<T> {
         this.current[channel] = buffer;
       }
       if (serializer.copyTo(buffer)) {
-        if (buffer.size === buffer.capacity || this.flushAlways) this.flush(channel);
+        // Too little left for a batch worth packing: send it now rather than split the next batch.
+        if (this.flushAlways || buffer.capacity - buffer.size < (this.capacity >> 5) + serializer.recordBytes) this.flush(channel);
         return;
       }
       this.flush(channel);
@@ -99,13 +150,13 @@ export class RecordWriter<T> {
   }
 
   private async copyAfterWait(channel: number, serializer: RecordSerializer): Promise<void> {
-    // Other writers in this process pack while this one waits: keep the record safe from them.
+    // Other writers in this process pack while this one waits: keep the batch safe from them.
     serializer.detach();
     this.relievePool();
     const buffer = await this.partition.pool.requestBufferAsync();
-    if (this.closed) {
+    if (this.aborted) {
       buffer.recycle();
-      throw new Error(`record writer of partition ${this.partition.id} was closed while waiting for a buffer`);
+      throw new Error(`record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);
     }
     this.current[channel] = buffer;
     await this.copy(channel, serializer);
@@ -119,7 +170,9 @@ export class RecordWriter<T> {
   private relievePool(): void {
     let held = 0;
     for (const buffer of this.current) if (buffer !== null) held++;
-    if (held > 0 && this.partition.pool.buffersInUse <= held) this.flushAll();
+    if (held > 0 && this.partition.pool.buffersInUse <= held) {
+      for (let channel = 0; channel < this.current.length; channel++) this.flush(channel);
+    }
     this.partition.onPoolExhausted();
   }
 
