@@ -10,8 +10,8 @@ export const MAX_BATCH_BYTES = 0x7fff_ffff;
 // Pack into the Packr's own reused buffer, leaving room in front for the length.
 const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE | RESERVE_START_SPACE | LENGTH_BYTES;
 
-/** The packed size assumed for a record before the first batch has measured one. */
-const INITIAL_BYTES_PER_RECORD = 64;
+/** Before anything was packed the size of a record is unknown: the first record goes alone, and measures it. */
+const UNMEASURED = Number.POSITIVE_INFINITY;
 
 /** A Packr for one channel: `sequential` sends each record structure once, in-band, and only then refers to it. */
 export function channelPackr(): Packr {
@@ -32,7 +32,7 @@ export function channelPackr(): Packr {
  */
 export class RecordSerializer {
   private readonly pending: unknown[] = [];
-  private bytesPerRecord = INITIAL_BYTES_PER_RECORD;
+  private bytesPerRecord = UNMEASURED;
   private staged: Buffer = Buffer.alloc(0);
   private start = 0;
   private position = 0;
@@ -52,7 +52,7 @@ export class RecordSerializer {
     return this.pending.length > 0;
   }
 
-  /** Packed bytes per record in the last batch. */
+  /** Packed bytes per record in the last batch (infinite before the first). */
   get recordBytes(): number {
     return this.bytesPerRecord;
   }
