@@ -2,8 +2,8 @@
  * End-to-end transport throughput: a producer process (DataServer, a pipelined
  * partition, a RecordWriter) and a consumer process (this one: RemoteInputChannels
  * over one connection, an InputGate and a RecordReader that decodes every record),
- * 32 KiB buffers, the cluster's default pool sizes (4 buffers per subpartition; 2
- * exclusive buffers per channel and 8 floating per gate). One more workload sends
+ * 32 KiB buffers, the cluster's default pool sizes (32 buffers per subpartition; 2
+ * exclusive buffers per channel and 24 floating per gate). One more workload sends
  * full buffers without records: the transport's own ceiling. Imported, it offers
  * the measurements; run as `node transport.js producer CASE` it is the producer.
  */
@@ -91,7 +91,7 @@ export async function measureTransport(benchCase: TransportCase): Promise<Transp
   const connections = new ConnectionManager();
   const global = new NetworkBufferPool({ totalBytes: 64 << 20, segmentSize: SEGMENT_SIZE });
   const n = benchCase.channels;
-  const pool = new BufferPool(global, 2 * n, 2 * n + 8);
+  const pool = new BufferPool(global, 2 * n, 2 * n + 24);
   try {
     const port = await Promise.race([new Promise<number>((resolve) => producer.once('message', (m: { port: number }) => resolve(m.port))), exited]);
     const gate = new InputGate();
@@ -142,8 +142,8 @@ async function produce(benchCase: TransportCase): Promise<void> {
   const n = benchCase.channels;
   const global = new NetworkBufferPool({ totalBytes: 64 << 20, segmentSize: SEGMENT_SIZE });
   const partitions = new ResultPartitionManager();
-  // Sized as ShuffleEnvironment sizes a pipelined partition: 16 buffers a subpartition.
-  const partition = new ResultPartition({ id: PARTITION_ID, type: 'pipelined', numSubpartitions: n, pool: new BufferPool(global, n + 1, 16 * n + 1) });
+  // Sized as ShuffleEnvironment sizes a pipelined partition: 32 buffers a subpartition.
+  const partition = new ResultPartition({ id: PARTITION_ID, type: 'pipelined', numSubpartitions: n, pool: new BufferPool(global, n + 1, 32 * n + 1) });
   partitions.register(partition);
   const server = new DataServer(partitions);
   const { port } = await server.listen();

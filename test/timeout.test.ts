@@ -113,6 +113,37 @@ describe('buffer timeout (fake timers)', () => {
     view.release();
     expectNoLeak(global, [pool]);
   });
+  test('a timed flush while an emit waits for a buffer leaves that batch alone: nothing lost, order kept', async () => {
+    vi.useFakeTimers();
+    const { writer, partition, global, pool } = setup(100);
+    const view = partition.createSubpartitionView(0, () => {});
+    writer.emit('zero');
+    vi.advanceTimersByTime(100);
+    const held = [pool.requestBuffer(), pool.requestBuffer(), pool.requestBuffer()];
+    const records: string[] = [];
+    let waiting: void | Promise<void> = undefined;
+    for (let i = 0; !waiting; i++) {
+      records.push(`r${i}`);
+      waiting = writer.emit(`r${i}`);
+    }
+    vi.advanceTimersByTime(300);
+    for (const buffer of held) buffer?.recycle();
+    const received: unknown[] = [];
+    const drain = (): void => {
+      while (received.at(-1) !== '<end>') {
+        const batch = pollRecords(view);
+        if (batch === null) return;
+        received.push(...batch);
+      }
+    };
+    drain();
+    await waiting;
+    await writer.close();
+    drain();
+    expect(received).toEqual(['zero', ...records, '<end>']);
+    view.release();
+    expectNoLeak(global, [pool]);
+  });
 });
 
 describe('buffer timeout (real timers, through the gate)', () => {

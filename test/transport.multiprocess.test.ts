@@ -166,9 +166,9 @@ describe('transport between processes', () => {
       await readGood();
 
       // A handshake of another protocol version.
-      reply = await rawExchange(port, encodeHandshake(2));
+      reply = await rawExchange(port, encodeHandshake(1));
       expect(reply.closed).toBe(true);
-      await expectLogged(/protocol version 2/);
+      await expectLogged(/protocol version 1/);
       await readGood();
 
       // Random bytes after a good handshake.

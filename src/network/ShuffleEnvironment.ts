@@ -54,7 +54,7 @@ export class ShuffleEnvironment {
   }
 
   createPartition(id: string, type: PartitionType, numSubpartitions: number): ResultPartition {
-    const perSubpartition = this.options.buffersPerSubpartition ?? 16;
+    const perSubpartition = this.options.buffersPerSubpartition ?? 32;
     const budget = this.options.blockingMemoryBudget ?? 16 << 20;
     const segment = this.buffers.segmentSize;
     const min = numSubpartitions + 1;
@@ -73,7 +73,7 @@ export class ShuffleEnvironment {
     const gate = new InputGate();
     const remoteCount = sources.filter((s) => s.remote !== null).length;
     const exclusive = this.options.exclusiveBuffersPerChannel ?? 2;
-    const floating = this.options.floatingBuffersPerGate ?? 8;
+    const floating = this.options.floatingBuffersPerGate ?? 24;
     const pool =
       remoteCount > 0 ? new BufferPool(this.buffers, remoteCount * exclusive, remoteCount * exclusive + floating, `pool of gate ${name}`) : null;
     const channels: InputChannel[] = sources.map((source, i) =>

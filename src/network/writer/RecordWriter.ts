@@ -20,8 +20,8 @@ export class RecordWriter<T> {
   private readonly capacity: number;
   private readonly timer: NodeJS.Timeout | null;
   private readonly flushAlways: boolean;
-  /** A timed flush that waits for a buffer: emit() and close() wait for it. */
-  private flushing: Promise<void> | null = null;
+  /** An emit or a timed flush that waits for a buffer: nothing else writes until it is done. */
+  private busy: Promise<void> | null = null;
   private failure: unknown = null;
   private closed = false;
   private aborted = false;
@@ -46,20 +46,22 @@ export class RecordWriter<T> {
   }
 
   emit(record: T): void | Promise<void> {
-    if (this.flushing !== null) return this.flushing.then(() => this.emit(record));
+    if (this.busy !== null) return this.busy.then(() => this.emit(record));
     if (this.failure !== null) throw this.failure;
     this.recordsOut++;
     // Broadcast channels fill in step: channel 0 speaks for all.
     const channel = this.selector.isBroadcast ? 0 : this.selector.selectChannel(record);
     const serializer = this.serializers[channel];
     if (serializer.add(record) <= this.room(channel, serializer) && !this.flushAlways) return;
-    return this.write(channel);
+    const waiting = this.write(channel);
+    return waiting && this.hold(waiting);
   }
 
   /** Packs every channel's batch and hands every partly filled buffer to its subpartition. */
   flushAll(): void | Promise<void> {
-    if (this.flushing !== null) return this.flushing.then(() => this.flushAll());
-    return this.flushFrom(0);
+    if (this.busy !== null) return this.busy.then(() => this.flushAll());
+    const waiting = this.flushFrom(0);
+    return waiting && this.hold(waiting);
   }
 
   /** Flushes, then ends the partition: end-of-partition on every channel. Resolves when the data is readable. */
@@ -92,16 +94,25 @@ export class RecordWriter<T> {
   }
 
   private flushOnTimer(): void {
-    if (this.flushing !== null || this.closed) return;
+    if (this.busy !== null || this.closed) return;
     const waiting = this.flushFrom(0);
-    if (!waiting) return;
-    this.flushing = waiting.then(
-      () => void (this.flushing = null),
+    if (waiting) void this.hold(waiting);
+  }
+
+  /** Makes every other write wait for this one; a failure fails the writer. */
+  private hold(waiting: Promise<void>): Promise<void> {
+    const held = waiting.then(
+      () => void (this.busy = null),
       (error: unknown) => {
-        this.flushing = null;
+        this.busy = null;
         this.failure ??= error;
+        throw error;
       },
     );
+    // A timed flush has no caller to see its failure: the next emit() or close() throws it.
+    held.catch(() => {});
+    this.busy = held;
+    return held;
   }
 
   private flushFrom(from: number): void | Promise<void> {
@@ -115,12 +126,26 @@ export class RecordWriter<T> {
     }
   }
 
-  /** Packs the channel's batch and copies it into the channel's buffers (every channel's, for a broadcast). */
+  /**
+   * Packs the channel's batch and copies it into the channel's buffers (every channel's,
+   * for a broadcast). With no buffer to start in, it waits for one before packing: a
+   * batch not yet packed needs no copy of its own while it waits.
+   */
   private write(channel: number): void | Promise<void> {
+    if (this.current[channel] === null) {
+      const buffer = this.partition.pool.requestBuffer();
+      if (buffer === null) return this.writeAfterWait(channel);
+      this.current[channel] = buffer;
+    }
     const serializer = this.serializers[channel];
     serializer.stage();
     if (!this.selector.isBroadcast) return this.copy(channel, serializer);
     return this.copyToEach(serializer, 0);
+  }
+
+  private async writeAfterWait(channel: number): Promise<void> {
+    this.current[channel] = await this.awaitBuffer();
+    await this.write(channel);
   }
 
   private copyToEach(serializer: RecordSerializer, from: number): void | Promise<void> {
@@ -152,14 +177,18 @@ export class RecordWriter<T> {
   private async copyAfterWait(channel: number, serializer: RecordSerializer): Promise<void> {
     // Other writers in this process pack while this one waits: keep the batch safe from them.
     serializer.detach();
+    this.current[channel] = await this.awaitBuffer();
+    await this.copy(channel, serializer);
+  }
+
+  private async awaitBuffer(): Promise<NetworkBuffer> {
     this.relievePool();
     const buffer = await this.partition.pool.requestBufferAsync();
     if (this.aborted) {
       buffer.recycle();
       throw new Error(`record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);
     }
-    this.current[channel] = buffer;
-    await this.copy(channel, serializer);
+    return buffer;
   }
 
   /**
