@@ -7,7 +7,7 @@ import { parseParams } from '../src/cli/Submit.js';
 import { seededRandom } from '../src/job/Corpus.js';
 import { InvalidJobError, validateJob, type JobDefinition, type StageDefinition } from '../src/job/JobDefinition.js';
 import { listInputFiles, readLines, splitsFor } from '../src/job/TextSplits.js';
-import { forEachWord, words } from '../src/job/Tokenizer.js';
+import { forEachWord, scanWords } from '../src/job/Tokenizer.js';
 import { ownerOf } from '../src/jobmanager/ExecutionGraph.js';
 import { combinerOf, combining, compileChain } from '../src/taskmanager/OperatorChain.js';
 
@@ -48,6 +48,22 @@ describe('text splits', () => {
         }
         expect(lines, `parallelism ${parallelism}, chunks of ${chunkSize} bytes`).toEqual(expected);
       }
+    }
+  });
+
+  test('long runs of lines, ASCII or not, are read exactly once and in order', async () => {
+    const dir = path.join(work, 'long');
+    fs.mkdirSync(dir);
+    const random = seededRandom(7);
+    const lines = Array.from({ length: 40_000 }, (_, i) => (i % 5000 === 4999 ? 'x'.repeat(100_000) : `line ${i} ${random() < 0.001 ? 'Straße 日本' : 'plain ascii'}`));
+    fs.writeFileSync(path.join(dir, 'f.txt'), lines.join('\n') + '\n');
+    for (const parallelism of [1, 3]) {
+      const read: string[] = [];
+      for (let subtask = 0; subtask < parallelism; subtask++) {
+        for (const split of splitsFor(listInputFiles(dir), subtask, parallelism)) await readLines(split, (line) => void read.push(line));
+      }
+      expect(read.length).toBe(lines.length);
+      expect(read).toEqual(lines);
     }
   });
 
@@ -136,6 +152,38 @@ describe('operator chain', () => {
     expect(out).toEqual([1, 2, 3]);
   });
 
+  test('a flatMap that emits its records: the rest of its output, emitted or returned, waits for a step that must wait, in order', async () => {
+    const out: unknown[] = [];
+    const gates: (() => void)[] = [];
+    const chain = compileChain(
+      [
+        {
+          flatMap: (r, emit) => {
+            for (let i = 0; i < 3; i++) emit(`${r as string}${i}`);
+            if (r === 'b') return ['b-returned'];
+          },
+        },
+      ],
+      (r) => {
+        out.push(r);
+        if (r === 'a0' || r === 'b1') return new Promise<void>((resolve) => gates.push(resolve));
+      },
+      async () => {},
+    );
+    const first = chain.push('a');
+    expect(out).toEqual(['a0']);
+    gates.shift()!();
+    await first;
+    expect(out).toEqual(['a0', 'a1', 'a2']);
+    const second = chain.push('b');
+    expect(out).toEqual(['a0', 'a1', 'a2', 'b0', 'b1']);
+    gates.shift()!();
+    await second;
+    expect(out).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'b-returned']);
+    expect(chain.push('c')).toBeUndefined();
+    expect(out.slice(-3)).toEqual(['c0', 'c1', 'c2']);
+  });
+
   test('the map-side combiner folds per key and flushes when it holds maxKeys keys, so memory stays bounded', async () => {
     const out: [number, number][] = [];
     const sum = combinerOf({ reduceByKey: { key: (r) => (r as number[])[0], reduce: (a, b) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]] } });
@@ -154,14 +202,16 @@ describe('operator chain', () => {
 
 test('the fast tokenizer finds exactly the words of the reference tokenizer', () => {
   const random = seededRandom(42);
-  const pieces = ['Hello', 'WORLD', "don't", 'x1', '42', ' ', '  ', ',', '.', '\t', '\n', 'Éclair', 'straße', 'İstanbul', 'ΣΊΣΥΦΟΣ', '日本語', '🙂', '-', "'"];
+  const pieces = ['Hello', 'WORLD', "don't", 'x1', '42', ' ', '  ', ',', '.', '\t', '\n', 'Éclair', 'straße', 'İstanbul', 'ΣΊΣΥΦΟΣ', '日本語', '🙂', '-', "'", 'Café', '\x7f', '\x01'];
   for (let i = 0; i < 2000; i++) {
     let text = '';
     const length = Math.floor(random() * 12);
     for (let j = 0; j < length; j++) text += pieces[Math.floor(random() * (random() < 0.7 ? 11 : pieces.length))];
     const expected: string[] = [];
     forEachWord(text, (w) => void expected.push(w));
-    expect(words(text), JSON.stringify(text)).toEqual(expected);
+    const scanned: string[] = [];
+    scanWords(text, (w) => void scanned.push(w));
+    expect(scanned, JSON.stringify(text)).toEqual(expected);
   }
 });
 

@@ -10,7 +10,11 @@ export type KeyFn = (record: unknown) => Key;
 
 export type Operator =
   | { map: (record: unknown) => unknown }
-  | { flatMap: (record: unknown) => Iterable<unknown> }
+  /**
+   * Returns the records made from one record, or passes each to `emit` and returns
+   * nothing (Flink's Collector): no array per record, each goes straight on.
+   */
+  | { flatMap: (record: unknown, emit: (record: unknown) => void) => Iterable<unknown> | void }
   | { filter: (record: unknown) => boolean }
   /** Keyed aggregation over the whole input; must be associative and commutative, so it is also applied map-side. */
   | { reduceByKey: { key: KeyFn; reduce: (a: unknown, b: unknown) => unknown } }

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -61,23 +62,26 @@ export async function readLines(
   try {
     let position = split.start === 0 ? 0 : split.start - 1;
     let skipping = split.start !== 0;
-    let pending: Buffer = Buffer.alloc(0);
+    // One buffer for the whole split (decoding copies the text out): the line in
+    // progress is moved to its start and the next chunk read in after it.
+    let buffer = Buffer.allocUnsafe(2 * chunkSize);
+    let kept = 0;
     for (;;) {
-      const chunk = Buffer.allocUnsafe(chunkSize);
-      const { bytesRead } = await handle.read(chunk, 0, chunkSize, position);
-      const data = pending.length > 0 ? Buffer.concat([pending, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      const dataStart = position - pending.length;
+      if (buffer.length - kept < chunkSize) buffer = Buffer.concat([buffer.subarray(0, kept)], kept + chunkSize);
+      const { bytesRead } = await handle.read(buffer, kept, chunkSize, position);
+      const data = buffer.subarray(0, kept + bytesRead);
+      const dataStart = position - kept;
       position += bytesRead;
       if (bytesRead === 0) {
         // The file's last line has no newline.
-        if (!skipping && data.length > 0 && dataStart < split.end) await emitLines(data.toString('utf8'), onLine);
+        if (!skipping && data.length > 0 && dataStart < split.end) await emitLines(decode(data, 0, data.length), onLine);
         return;
       }
       let cursor = 0;
       if (skipping) {
         const newline = data.indexOf(NEWLINE);
         if (newline < 0) {
-          pending = Buffer.alloc(0);
+          kept = 0;
           continue;
         }
         cursor = newline + 1;
@@ -88,15 +92,37 @@ export async function readLines(
       const stop = data.indexOf(NEWLINE, Math.max(cursor, split.end - 1 - dataStart));
       const last = stop >= 0 ? stop : data.lastIndexOf(NEWLINE);
       if (last >= cursor) {
-        await emitLines(data.toString('utf8', cursor, last), onLine);
+        await emitPieces(data, cursor, last, onLine);
         cursor = last + 1;
       }
       if (stop >= 0) return;
-      pending = data.subarray(cursor);
+      kept = data.copy(buffer, 0, cursor);
     }
   } finally {
     await handle.close();
   }
+}
+
+const PIECE = 1 << 16;
+
+/**
+ * Decodes the lines of data[start, end) a piece of about PIECE bytes at a time, so each
+ * piece's string is small enough to be allocated young and die young rather than in
+ * the old generation (a large object), where every chunk would hasten a full GC.
+ */
+async function emitPieces(data: Buffer, start: number, end: number, onLine: (line: string) => void | Promise<void>): Promise<void> {
+  for (;;) {
+    const newline = end - start > PIECE ? data.indexOf(NEWLINE, start + PIECE) : -1;
+    if (newline < 0 || newline >= end) break;
+    await emitLines(decode(data, start, newline), onLine);
+    start = newline + 1;
+  }
+  await emitLines(decode(data, start, end), onLine);
+}
+
+/** UTF-8 text; ASCII (checked in a fraction of the time) decodes to the same string several times faster as Latin-1. */
+function decode(data: Buffer, start: number, end: number): string {
+  return data.toString(isAscii(data.subarray(start, end)) ? 'latin1' : 'utf8', start, end);
 }
 
 /** Calls onLine with each line of text (lines separated by newlines, none at the end). */

@@ -1,26 +1,37 @@
 /** Words are maximal runs of letters, digits and apostrophes, lower-cased. */
 const WORD = /[\p{L}\p{N}']+/gu;
-const NON_ASCII = /[^ -~\t\n\r]/u;
 
-/** The words of a text, in order. ASCII text is scanned by char code, without a regex match object per word. */
-export function words(text: string): string[] {
-  if (NON_ASCII.test(text)) return Array.from(text.matchAll(WORD), (match) => match[0].toLowerCase());
-  const lower = text.toLowerCase();
-  const found: string[] = [];
+/**
+ * Calls fn with every word of the text, in order, as forEachWord does. ASCII is
+ * scanned by char code, with no regex match and no lower-cased copy of the text:
+ * only a word with an upper-case letter is lower-cased. From the first non-ASCII
+ * character on (the word it is part of included), the reference tokenizer takes over.
+ */
+export function scanWords(text: string, fn: (word: string) => void): void {
   let start = -1;
-  for (let i = 0; i < lower.length; i++) {
-    const c = lower.charCodeAt(i);
-    // a-z, 0-9 and the apostrophe (upper case is gone after toLowerCase).
-    const inWord = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 39;
-    if (inWord) {
+  let upper = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 39) {
       if (start < 0) start = i;
+    } else if (c >= 65 && c <= 90) {
+      if (start < 0) start = i;
+      upper = true;
+    } else if (c >= 128) {
+      forEachWord(start < 0 ? text.slice(i) : text.slice(start), fn);
+      return;
     } else if (start >= 0) {
-      found.push(lower.slice(start, i));
+      const word = text.slice(start, i);
+      fn(upper ? word.toLowerCase() : word);
       start = -1;
+      upper = false;
     }
   }
-  if (start >= 0) found.push(lower.slice(start));
-  return found;
+  if (start >= 0) {
+    const word = text.slice(start);
+    fn(upper ? word.toLowerCase() : word);
+  }
 }
 
 /** Calls fn with every word of the text, in order: the simple reference tokenizer. */

@@ -35,10 +35,7 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
     const f = op.filter;
     return { push: (r) => (f(r) ? next(r) : undefined), end: endNext };
   }
-  if ('flatMap' in op) {
-    const f = op.flatMap;
-    return { push: (r) => emitAll(f(r), next), end: endNext };
-  }
+  if ('flatMap' in op) return { push: flatMapping(op.flatMap, next), end: endNext };
   if ('reduceByKey' in op) return reducing(op.reduceByKey.key, op.reduceByKey.reduce, next, endNext);
   if ('combineByKey' in op) {
     // Its input is [key, combiner] pairs from the map-side combiners: merge the combiners.
@@ -60,6 +57,30 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
   }
   if ('sortBy' in op) return sorting(op.sortBy.key, next, endNext);
   throw new Error('a join is run by its task, not chained');
+}
+
+/**
+ * A flatMap that returns its records or emits them one by one. Emitted records go
+ * on at once; once the next step asks to wait, the rest of this record's output is
+ * held until it may go on, so backpressure holds at most one record's output.
+ */
+function flatMapping(f: (record: unknown, emit: (record: unknown) => void) => Iterable<unknown> | void, next: Emit): Emit {
+  let blocked: { until: Promise<void>; held: unknown[] } | null = null;
+  const emit = (r: unknown): void => {
+    if (blocked) {
+      blocked.held.push(r);
+      return;
+    }
+    const waiting = next(r);
+    if (waiting) blocked = { until: waiting, held: [] };
+  };
+  return (r) => {
+    const items = f(r, emit);
+    if (!blocked) return items ? emitAll(items, next) : undefined;
+    const { until, held } = blocked;
+    blocked = null;
+    return until.then(() => emitAll(items ? [...held, ...items] : held, next));
+  };
 }
 
 /** Pushes every element, continuing asynchronously only if the next step has to wait. Arrays go by index: no iterator result per element. */

@@ -164,6 +164,7 @@ export class TaskManager {
   private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {
     const { taskId } = descriptor;
     let task: Task | null = null;
+    let running: Promise<void> = Promise.resolve();
     try {
       const job = await this.loader.load(descriptor.job);
       if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
@@ -174,11 +175,14 @@ export class TaskManager {
       this.tasks.set(taskId, task);
       for (const [partitionId, location] of this.earlyLocations.get(taskId) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(taskId);
-      await this.report(taskId, task, 'RUNNING');
+      // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
+      running = this.report(taskId, task, 'RUNNING');
       await task.run();
+      await running;
       await this.report(taskId, task, 'FINISHED');
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
+      await running;
       if (task?.isCanceled || this.canceledJobs.has(descriptor.jobId)) await this.report(taskId, task, 'CANCELED');
       else await this.report(taskId, task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`);
     } finally {

@@ -1,6 +1,6 @@
 import type { JobDefinition, Sink } from '../JobDefinition.js';
 import { requireString } from './Params.js';
-import { words } from '../Tokenizer.js';
+import { scanWords } from '../Tokenizer.js';
 
 export type WordCountRecord = [word: string, count: number];
 
@@ -12,7 +12,7 @@ export function wordCount(params: Record<string, unknown>): JobDefinition {
   return {
     name: 'wordcount',
     stages: [
-      { name: 'tokenize', source: { text: input }, operators: [{ flatMap: (line) => words(line as string) }] },
+      { name: 'tokenize', source: { text: input }, operators: [{ flatMap: (line, emit) => scanWords(line as string, emit) }] },
       {
         name: 'count',
         inputs: [{ from: 'tokenize', partitioning: { type: 'hash', key: (word) => word } }],
