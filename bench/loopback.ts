@@ -70,4 +70,8 @@ function send(bytes: number, chunkBytes: number): void {
   server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as net.AddressInfo).port }));
 }
 
-if (process.argv[1] === SELF && process.argv[2] === 'send') send(Number(process.argv[3]), Number(process.argv[4]));
+if (process.argv[1] === SELF && process.argv[2] === 'send') {
+  // A benchmark that dies takes its sender with it.
+  process.once('disconnect', () => process.exit(1));
+  send(Number(process.argv[3]), Number(process.argv[4]));
+}

@@ -196,5 +196,7 @@ function median<T>(values: T[], key: (value: T) => number): T {
 }
 
 if (process.argv[1] === SELF && process.argv[2] === 'producer') {
+  // A benchmark that dies (or hangs and is killed) takes its producer with it.
+  process.once('disconnect', () => process.exit(1));
   void produce(JSON.parse(process.argv[3]) as TransportCase);
 }

@@ -50,4 +50,6 @@ function main([records, recordSize, keys]: number[]): void {
   server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as net.AddressInfo).port }));
 }
 
+// A benchmark that dies takes its sender with it.
+process.once('disconnect', () => process.exit(1));
 main(process.argv.slice(2).map(Number));
