@@ -53,6 +53,7 @@ interface Sizes {
   corpusBytes: number;
   corpusFiles: number;
   loopbackBytes: number;
+  /** About as many bytes as the loopback baseline moves, so that both run as long. */
   transportRecords: number;
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
@@ -66,7 +67,7 @@ const QUICK: Sizes = {
   corpusBytes: 20_000_000,
   corpusFiles: 4,
   loopbackBytes: 1 << 30,
-  transportRecords: 500_000,
+  transportRecords: 1_000_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
@@ -78,7 +79,7 @@ const FULL: Sizes = {
   corpusBytes: 100_000_000,
   corpusFiles: 4,
   loopbackBytes: 4 * 2 ** 30,
-  transportRecords: 1_500_000,
+  transportRecords: 4_000_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
