@@ -107,7 +107,8 @@ describe('backpressure', () => {
     const aDone = track(aProducer.done);
     const aGate = localGate(a.manager, ['a'], 0);
     await settle();
-    // Its batch (60 KB) needs more than the pool's two 4 KiB buffers: it waits, staged.
+    // Each 3 KB record goes as a batch of its own (the first one measured the size), and the pool's two
+    // 4 KiB buffers fill: a writes into them and waits with the rest of a record staged.
     expect(aDone.settled, 'a waits with a batch staged').toBe(false);
     expect(a.pool.buffersInUse).toBe(2);
     const bRead = readByChannel<Row>(localGate(b.manager, ['b'], 0));
@@ -118,6 +119,25 @@ describe('backpressure', () => {
     expect(aReceived).toEqual(aRecords);
     expectNoLeak(a.global, [a.pool]);
     expectNoLeak(b.global, [b.pool]);
+  });
+
+  test('records far larger than the ones before them do not pile up into one huge batch', async () => {
+    const { global, pool, partition } = setup(1, 4, 1);
+    const writer = new RecordWriter<string>(partition, new ForwardSelector(), -1);
+    const view = partition.createSubpartitionView(0, () => {});
+    for (let i = 0; i < 1000; i++) expect(writer.emit('a')).toBeUndefined();
+    await writer.flushAll();
+    let accepted = 0;
+    const big = 'b'.repeat(8 * KiB);
+    let waiting = writer.emit(big);
+    for (; waiting === undefined; waiting = writer.emit(big)) accepted++;
+    // Without a check of the estimate, 1-byte records would let about 2000 of these wait for one batch.
+    expect(accepted).toBeLessThanOrEqual(64);
+    writer.abort();
+    view.release();
+    partition.release();
+    await expect(waiting).rejects.toThrow(/aborted while waiting/);
+    expectNoLeak(global, [pool]);
   });
 
   test.each([

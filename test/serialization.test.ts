@@ -138,6 +138,16 @@ describe('RecordSerializer and RecordDeserializer', () => {
     expect(() => deserializer.next()).toThrow(/not an array/);
   });
 
+  test('a corrupt length (over the largest batch) fails before anything is allocated for it', () => {
+    const segment = Buffer.alloc(64);
+    segment.writeUInt32BE(0xffff_fff0, 0);
+    const buffer = new NetworkBuffer(segment, { recycle: () => {} });
+    buffer.size = 64;
+    const deserializer = new RecordDeserializer();
+    deserializer.setNextBuffer(buffer);
+    expect(() => deserializer.next()).toThrow(/corrupt record stream: a batch of 4294967280 bytes/);
+  });
+
   test('thousands of object shapes in one stream, more than msgpackr has structure ids for', () => {
     const random = seededRandom(11);
     const generator = new RecordGenerator(random, soup, 256);

@@ -144,6 +144,43 @@ describe('buffer timeout (fake timers)', () => {
     view.release();
     expectNoLeak(global, [pool]);
   });
+  test('a record msgpackr cannot pack, met by a timed flush, fails the writer: the next emit and close() throw, nothing crashes', async () => {
+    vi.useFakeTimers();
+    const { partition, global, pool } = setup(100);
+    const writer = new RecordWriter<unknown>(partition, new ForwardSelector());
+    const view = partition.createSubpartitionView(0, () => {});
+    writer.emit('first');
+    writer.emit(2n ** 64n);
+    vi.advanceTimersByTime(100);
+    expect(() => writer.emit('after')).toThrow(RangeError);
+    await expect(writer.close()).rejects.toThrow(RangeError);
+    expect(pollRecords(view), 'a failed writer hands nothing over, and no end of partition').toBeNull();
+    writer.abort();
+    view.release();
+    partition.release();
+    expectNoLeak(global, [pool]);
+  });
+
+  test('with timeout 0 the emit of a record that cannot be packed throws, and close() throws it again', async () => {
+    const { partition } = setup(0);
+    const writer = new RecordWriter<unknown>(partition, new ForwardSelector(), 0);
+    writer.emit('first');
+    expect(() => writer.emit(2n ** 64n)).toThrow(RangeError);
+    await expect(writer.close()).rejects.toThrow(RangeError);
+  });
+
+  test('close() twice: the second waits for the first', async () => {
+    const { writer, partition, global, pool } = setup(-1);
+    const view = partition.createSubpartitionView(0, () => {});
+    writer.emit('only');
+    const first = writer.close();
+    expect(writer.close()).toBe(first);
+    await first;
+    expect(pollRecords(view)).toEqual(['only']);
+    expect(pollRecords(view)).toEqual(['<end>']);
+    view.release();
+    expectNoLeak(global, [pool]);
+  });
 });
 
 describe('buffer timeout (real timers, through the gate)', () => {

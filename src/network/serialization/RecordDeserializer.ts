@@ -1,6 +1,6 @@
 import { Unpackr } from 'msgpackr';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
-import { LENGTH_BYTES } from './RecordSerializer.js';
+import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
 
 /** Returned by next() when the current buffer holds no further complete record. */
 export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
@@ -108,7 +108,7 @@ export class RecordDeserializer {
   }
 
   private beginSpanning(length: number, start: number): void {
-    this.spanning = Buffer.allocUnsafe(length);
+    this.spanning = Buffer.allocUnsafe(checkedLength(length));
     this.spanned = this.segment.copy(this.spanning, 0, start, this.limit);
     this.release();
   }
@@ -125,7 +125,7 @@ export class RecordDeserializer {
         return null;
       }
       this.lengthRead = 0;
-      this.spanning = Buffer.allocUnsafe(this.lengthBytes.readUInt32BE(0));
+      this.spanning = Buffer.allocUnsafe(checkedLength(this.lengthBytes.readUInt32BE(0)));
       this.spanned = 0;
     }
     const spanning = this.spanning;
@@ -150,6 +150,12 @@ export class RecordDeserializer {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** A batch length no serializer writes is a corrupt stream, refused before anything is allocated for it. */
+function checkedLength(length: number): number {
+  if (length > MAX_BATCH_BYTES) throw new Error(`corrupt record stream: a batch of ${length} bytes, over ${MAX_BATCH_BYTES}`);
+  return length;
+}
 
 function asBatch(value: unknown): readonly unknown[] {
   if (!Array.isArray(value)) throw new Error('corrupt record stream: a batch is not an array of records');

@@ -12,6 +12,11 @@ const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE | RESERVE_START_SPACE | 
 
 /** Before anything was packed the size of a record is unknown: the first record goes alone, and measures it. */
 const UNMEASURED = Number.POSITIVE_INFINITY;
+/**
+ * Every this many records one is packed on its own to check the estimate: records
+ * much larger than the last batch's would otherwise pile up into a huge batch.
+ */
+const PROBE_EVERY = 64;
 
 /** A Packr for one channel: `sequential` sends each record structure once, in-band, and only then refers to it. */
 export function channelPackr(): Packr {
@@ -33,7 +38,10 @@ export function channelPackr(): Packr {
 export class RecordSerializer {
   private readonly pending: unknown[] = [];
   private bytesPerRecord = UNMEASURED;
-  private staged: Buffer = Buffer.alloc(0);
+  /** Packs sample records, with structures of its own, so the channel's stream is untouched. */
+  private readonly probe = channelPackr();
+  private staged: Buffer = EMPTY;
+  private detached = false;
   private start = 0;
   private position = 0;
   private end = 0;
@@ -43,8 +51,9 @@ export class RecordSerializer {
   /** Adds a record to the batch; returns the batch's estimated packed size in bytes. */
   add(record: unknown): number {
     const pending = this.pending;
-    pending.push(record);
-    return pending.length * this.bytesPerRecord;
+    const count = pending.push(record);
+    if (count % PROBE_EVERY === 0) this.checkEstimate(record);
+    return count * this.bytesPerRecord;
   }
 
   /** True if records were added since the last stage(). */
@@ -77,6 +86,7 @@ export class RecordSerializer {
     target[start + 2] = length >>> 8;
     target[start + 3] = length;
     this.staged = target;
+    this.detached = false;
     this.start = start;
     this.position = start;
     this.end = target.end;
@@ -94,10 +104,19 @@ export class RecordSerializer {
    * next pack(): a batch that must wait (for a buffer) has to be detached first.
    */
   detach(): void {
+    if (this.detached) return;
+    this.detached = true;
     this.staged = Buffer.from(this.staged.subarray(this.start, this.end));
     this.position -= this.start;
     this.end -= this.start;
     this.start = 0;
+  }
+
+  /** Drops the records added and the batch staged (the writer was aborted). */
+  discard(): void {
+    this.pending.length = 0;
+    this.staged = EMPTY;
+    this.start = this.position = this.end = 0;
   }
 
   /** Stages the same batch again, for the next channel of a broadcast. */
@@ -115,4 +134,16 @@ export class RecordSerializer {
     this.position += length;
     return length === remaining;
   }
+
+  private checkEstimate(record: unknown): void {
+    let bytes: number;
+    try {
+      bytes = this.probe.pack(record).length;
+    } catch {
+      return; // stage() reports a record that cannot be packed, as the writer's failure
+    }
+    if (bytes > 2 * this.bytesPerRecord) this.bytesPerRecord = bytes;
+  }
 }
+
+const EMPTY = Buffer.alloc(0);

@@ -24,6 +24,7 @@ export class RecordWriter<T> {
   private busy: Promise<void> | null = null;
   private failure: unknown = null;
   private closed = false;
+  private closing: Promise<void> | null = null;
   private aborted = false;
   recordsOut = 0;
   bytesOut = 0;
@@ -53,25 +54,21 @@ export class RecordWriter<T> {
     const channel = this.selector.isBroadcast ? 0 : this.selector.selectChannel(record);
     const serializer = this.serializers[channel];
     if (serializer.add(record) <= this.room(channel, serializer) && !this.flushAlways) return;
-    const waiting = this.write(channel);
-    return waiting && this.hold(waiting);
+    return this.attempt(() => this.write(channel));
   }
 
   /** Packs every channel's batch and hands every partly filled buffer to its subpartition. */
   flushAll(): void | Promise<void> {
     if (this.busy !== null) return this.busy.then(() => this.flushAll());
-    const waiting = this.flushFrom(0);
-    return waiting && this.hold(waiting);
+    if (this.failure !== null) throw this.failure;
+    return this.attempt(() => this.flushFrom(0));
   }
 
   /** Flushes, then ends the partition: end-of-partition on every channel. Resolves when the data is readable. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.flushAll();
-    if (this.failure !== null) throw this.failure;
-    await this.partition.finish();
+  close(): Promise<void> {
+    // After an abort there is nothing to flush, and no end of partition to send.
+    this.closing ??= this.aborted ? Promise.resolve() : this.closeOnce();
+    return this.closing;
   }
 
   /** Stops the timer and drops batches and partly filled buffers, for a task that failed. */
@@ -79,10 +76,18 @@ export class RecordWriter<T> {
     this.closed = true;
     this.aborted = true;
     if (this.timer) clearInterval(this.timer);
+    for (const serializer of this.serializers) serializer.discard();
     for (let channel = 0; channel < this.current.length; channel++) {
       this.current[channel]?.recycle();
       this.current[channel] = null;
     }
+  }
+
+  private async closeOnce(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.flushAll();
+    await this.partition.finish();
   }
 
   /** The size a batch may reach and still take one more record without spilling into another buffer. */
@@ -94,9 +99,28 @@ export class RecordWriter<T> {
   }
 
   private flushOnTimer(): void {
-    if (this.busy !== null || this.closed) return;
-    const waiting = this.flushFrom(0);
-    if (waiting) void this.hold(waiting);
+    if (this.busy !== null || this.closed || this.failure !== null) return;
+    try {
+      void this.attempt(() => this.flushFrom(0));
+    } catch {
+      // Kept as the writer's failure: the next emit() or close() throws it.
+    }
+  }
+
+  /**
+   * Runs a write. A failure (a record msgpackr cannot pack, an abort while waiting)
+   * fails the writer for good: the batch is gone, and a channel's stream must not go
+   * on without it.
+   */
+  private attempt(write: () => void | Promise<void>): void | Promise<void> {
+    let waiting: void | Promise<void>;
+    try {
+      waiting = write();
+    } catch (error) {
+      this.failure ??= error;
+      throw error;
+    }
+    return waiting && this.hold(waiting);
   }
 
   /** Makes every other write wait for this one; a failure fails the writer. */
@@ -144,7 +168,7 @@ export class RecordWriter<T> {
   }
 
   private async writeAfterWait(channel: number): Promise<void> {
-    this.current[channel] = await this.awaitBuffer();
+    await this.awaitBuffer(channel);
     await this.write(channel);
   }
 
@@ -177,18 +201,19 @@ export class RecordWriter<T> {
   private async copyAfterWait(channel: number, serializer: RecordSerializer): Promise<void> {
     // Other writers in this process pack while this one waits: keep the batch safe from them.
     serializer.detach();
-    this.current[channel] = await this.awaitBuffer();
+    await this.awaitBuffer(channel);
     await this.copy(channel, serializer);
   }
 
-  private async awaitBuffer(): Promise<NetworkBuffer> {
+  /** Waits for a buffer and makes it the channel's current one, unless the writer was aborted meanwhile. */
+  private async awaitBuffer(channel: number): Promise<void> {
     this.relievePool();
     const buffer = await this.partition.pool.requestBufferAsync();
     if (this.aborted) {
       buffer.recycle();
       throw new Error(`record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);
     }
-    return buffer;
+    this.current[channel] = buffer;
   }
 
   /**
