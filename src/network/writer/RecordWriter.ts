@@ -10,9 +10,10 @@ export const DEFAULT_BUFFER_TIMEOUT = 100;
  * One per output edge of a task: routes each record through the selector into the
  * batch of its channel, packs a batch when it about fills the channel's buffer, and
  * hands the buffer to the partition when it is full, on flush() and by the buffer
- * timeout. emit() returns a promise only when it had to wait for a buffer
- * (backpressure); callers await it before emitting again. A record is packed when
- * its batch is, not on emit(): it must not be changed once emitted.
+ * timeout. emit() returns a promise only when it has to wait: for a buffer
+ * (backpressure), or for another write that waits for one; callers await it before
+ * emitting again. A record is packed when its batch is, not on emit(): it must not
+ * be changed once emitted, and a record msgpackr cannot pack fails the writer then.
  */
 export class RecordWriter<T> {
   private readonly serializers: RecordSerializer[];
