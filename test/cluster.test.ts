@@ -264,3 +264,15 @@ async function expectTaskManagersIdle(): Promise<void> {
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+test('a local cluster of 3 TaskManagers adds one exit listener to this process, not one per child, and stop() removes it', async () => {
+  const before = process.listenerCount('exit');
+  const small = new LocalCluster({ taskManagers: 3, slots: 1, memory: '32mb', stdio: 'ignore' });
+  try {
+    await small.start();
+    expect(process.listenerCount('exit')).toBe(before + 1);
+  } finally {
+    await small.stop();
+  }
+  expect(process.listenerCount('exit')).toBe(before);
+});

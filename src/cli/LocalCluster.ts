@@ -45,6 +45,8 @@ export class LocalCluster {
   constructor(private readonly options: LocalClusterOptions) {}
 
   async start(): Promise<string> {
+    // If this process ends first, no child may outlive it: one listener for all of them.
+    process.once('exit', this.killAll);
     const port = this.options.port ?? 0;
     const jm = this.spawn(['jobmanager', '--port', String(port), ...this.heartbeatArgs()], true);
     this.url = await announcedUrl(jm);
@@ -71,8 +73,13 @@ export class LocalCluster {
           }),
       ),
     );
+    process.off('exit', this.killAll);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
+
+  private readonly killAll = (): void => {
+    for (const child of this.processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
 
   private heartbeatArgs(): string[] {
     return this.options.heartbeatTimeoutMs ? ['--heartbeat-timeout', String(this.options.heartbeatTimeoutMs)] : [];
@@ -84,10 +91,6 @@ export class LocalCluster {
       stdio: ['ignore', captureStdout ? 'pipe' : output, output],
     });
     this.processes.push(child);
-    // If this process ends first, the child must not outlive it.
-    const killChild = (): void => void child.kill('SIGKILL');
-    process.once('exit', killChild);
-    child.once('exit', () => process.off('exit', killChild));
     return child;
   }
 

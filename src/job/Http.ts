@@ -35,6 +35,32 @@ export async function callJson<T>(
   return parsed as T;
 }
 
+export interface RetryOptions {
+  /** Give up once the next attempt would start after this long. */
+  timeoutMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * Calls until it succeeds, with a doubling backoff, while the server is unreachable or
+ * failing (no answer, 5xx); a refusal (4xx) is final. Throws the last error when it
+ * gives up. Only for calls that are safe to repeat.
+ */
+export async function retrying<T>(call: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const { timeoutMs = 60_000, initialBackoffMs = 100, maxBackoffMs = 2000 } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (let backoff = initialBackoffMs; ; backoff = Math.min(backoff * 2, maxBackoffMs)) {
+    try {
+      return await call();
+    } catch (error) {
+      const refused = error instanceof HttpError && error.status < 500;
+      if (refused || Date.now() + backoff > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, backoff));
+    }
+  }
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pack } from 'msgpackr';
-import { callJson, HttpError } from '../job/Http.js';
+import { callJson, retrying } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
@@ -205,28 +205,21 @@ export class TaskManager {
 
   /**
    * Sends a message a job cannot do without (a ready partition, a task state),
-   * retrying with backoff for up to a minute while the JobManager is unreachable or
-   * failing; a refusal (4xx) is final.
+   * retrying for up to a minute while the JobManager is unreachable or failing.
    */
   private async deliver(what: string, call: () => Promise<unknown>): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    for (let backoff = 100; ; backoff = Math.min(backoff * 2, 2000)) {
-      try {
-        await call();
-        return;
-      } catch (error) {
-        const refused = error instanceof HttpError && error.status < 500;
-        if (refused || Date.now() + backoff > deadline) {
-          console.error(`taskmanager ${this.id}: could not ${what}: ${(error as Error).message}`);
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, backoff));
-      }
+    try {
+      await retrying(call);
+    } catch (error) {
+      console.error(`taskmanager ${this.id}: could not ${what}: ${(error as Error).message}`);
     }
   }
 
+  /** A task's collected records, retried like a state report; the task fails if they cannot be delivered. */
   private async sendResults(taskId: string, records: unknown[]): Promise<void> {
-    await callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, pack(records), { contentType: 'application/x-msgpack' });
+    // The JobManager keeps one set of records per task: a repeated POST replaces, never adds.
+    const body = pack(records);
+    await retrying(() => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, body, { contentType: 'application/x-msgpack' }));
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
