@@ -11,7 +11,7 @@ import { BufferPool } from '../src/network/buffer/BufferPool.js';
 import { NetworkBuffer, UNPOOLED } from '../src/network/buffer/NetworkBuffer.js';
 import { DEFAULT_SEGMENT_SIZE, NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
 import { NEED_MORE, RecordDeserializer } from '../src/network/serialization/RecordDeserializer.js';
-import { LENGTH_BYTES, RecordSerializer } from '../src/network/serialization/RecordSerializer.js';
+import { RecordSerializer } from '../src/network/serialization/RecordSerializer.js';
 import { KeyGroupSelector, RangeSelector, RebalanceSelector, type ChannelSelector } from '../src/network/writer/ChannelSelector.js';
 
 /** Records per benchmark iteration: enough to fill many buffers and make timer cost negligible. */
@@ -68,8 +68,8 @@ function writeBatches(serializer: RecordSerializer, records: readonly unknown[],
     while (!serializer.copyTo(buffer)) buffer = full(buffer);
   };
   for (const record of records) {
-    const free = buffer.capacity - buffer.size;
-    if (serializer.add(record) + serializer.recordBytes > free - (free >> 4) - LENGTH_BYTES) copy();
+    serializer.add(record);
+    if (serializer.isFull(buffer.capacity - buffer.size)) copy();
   }
   if (serializer.hasPending) copy();
   return buffer;

@@ -56,6 +56,15 @@ export class RecordSerializer {
     return count * this.bytesPerRecord;
   }
 
+  /**
+   * True when the batch could not take one more record and still fit, with its
+   * length, into `free` bytes. It aims a little short: the estimate comes from the
+   * last batch, and a batch that overshoots spans two buffers.
+   */
+  isFull(free: number): boolean {
+    return (this.pending.length + 1) * this.bytesPerRecord > free - (free >> 4) - LENGTH_BYTES;
+  }
+
   /** True if records were added since the last stage(). */
   get hasPending(): boolean {
     return this.pending.length > 0;

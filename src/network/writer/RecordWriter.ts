@@ -1,6 +1,6 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartition } from '../partition/ResultPartition.js';
-import { LENGTH_BYTES, RecordSerializer } from '../serialization/RecordSerializer.js';
+import { RecordSerializer } from '../serialization/RecordSerializer.js';
 import type { ChannelSelector } from './ChannelSelector.js';
 
 /** Flush partly filled buffers this often, in ms; 0 after every record; -1 only when full. */
@@ -54,7 +54,8 @@ export class RecordWriter<T> {
     // Broadcast channels fill in step: channel 0 speaks for all.
     const channel = this.selector.isBroadcast ? 0 : this.selector.selectChannel(record);
     const serializer = this.serializers[channel];
-    if (serializer.add(record) <= this.room(channel, serializer) && !this.flushAlways) return;
+    serializer.add(record);
+    if (!serializer.isFull(this.free(channel)) && !this.flushAlways) return;
     return this.attempt(() => this.write(channel));
   }
 
@@ -91,12 +92,10 @@ export class RecordWriter<T> {
     await this.partition.finish();
   }
 
-  /** The size a batch may reach and still take one more record without spilling into another buffer. */
-  private room(channel: number, serializer: RecordSerializer): number {
+  /** Bytes the channel's next batch can take before it spills into another buffer. */
+  private free(channel: number): number {
     const buffer = this.current[channel];
-    const free = buffer === null ? this.capacity : buffer.capacity - buffer.size;
-    // Aim a little short: the estimate comes from the last batch, and a batch that overshoots spans two buffers.
-    return free - (free >> 4) - LENGTH_BYTES - serializer.recordBytes;
+    return buffer === null ? this.capacity : buffer.capacity - buffer.size;
   }
 
   private flushOnTimer(): void {
