@@ -39,18 +39,18 @@ describe('NetworkBufferPool', () => {
   test('refuses to reserve more than its memory, and reserves again what a destroyed pool gave back', () => {
     const global = globalPool(8);
     const a = new BufferPool(global, 5, 8, 'a');
-    expect(() => new BufferPool(global, 4, 8, 'b')).toThrow(/insufficient network memory: 4 buffers requested, 3 of 8 unreserved/);
+    expect(() => new BufferPool(global, 4, 8, 'b')).toThrow(/insufficient network memory: b needs 4 buffers, 3 of 8 .*raise the TaskManager's --memory/);
     expect(global.unreservedSegments).toBe(3);
     a.destroy();
     expect(global.unreservedSegments).toBe(8);
     new BufferPool(global, 8, 8, 'c').destroy();
   });
 
-  test('never allocates more segments than its memory holds', () => {
+  test('never allocates more segments than its memory holds, and shares it among pools that want the same', () => {
     const global = globalPool(4);
     const pools = [new BufferPool(global, 0, 4), new BufferPool(global, 0, 4)];
-    const held = take(pools[0], 3);
-    held.push(...take(pools[1], 1));
+    const held = take(pools[0], 2);
+    held.push(...take(pools[1], 2));
     expect(pools[0].requestBuffer()).toBeNull();
     expect(pools[1].requestBuffer()).toBeNull();
     expect(global.segmentsInUse).toBe(4);
@@ -116,9 +116,9 @@ describe('BufferPool', () => {
     const global = globalPool(8);
     const a = new BufferPool(global, 4, 8, 'a');
     const b = new BufferPool(global, 2, 8, 'b');
-    const fromA = take(a, 6);
-    expect(a.requestBuffer(), 'a has its 4 and the 2 unreserved').toBeNull();
-    const fromB = take(b, 2);
+    const fromA = take(a, 5);
+    expect(a.requestBuffer(), 'a has its 4 and its share (1) of the 2 unreserved').toBeNull();
+    const fromB = take(b, 3);
     expect(b.requestBuffer()).toBeNull();
     for (const buffer of [...fromA.slice(3), ...fromB]) buffer.recycle();
     a.destroy();
@@ -154,11 +154,11 @@ describe('BufferPool', () => {
     expect(global.segmentsInUse).toBe(0);
   });
 
-  test('a pool below max waits for the global pool and gets the next segment another pool returns', async () => {
+  test('a new pool takes its share from one that borrowed all memory: the borrower gives segments back as they are recycled', async () => {
     const global = globalPool(4);
     const a = new BufferPool(global, 0, 4, 'a');
-    const b = new BufferPool(global, 0, 4, 'b');
     const fromA = take(a, 4);
+    const b = new BufferPool(global, 0, 4, 'b');
     const waiting = b.requestBufferAsync();
     const state = track(waiting);
     await turn();

@@ -10,6 +10,7 @@ import { submit } from './Submit.js';
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
+                       [--cancel-timeout MS] [--task-heap SIZE]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait]`;
@@ -25,6 +26,8 @@ const OPTIONS = {
   memory: { type: 'string', default: '256mb' },
   'buffer-size': { type: 'string', default: '32kb' },
   'spill-dir': { type: 'string' },
+  'cancel-timeout': { type: 'string' },
+  'task-heap': { type: 'string' },
   taskmanagers: { type: 'string', default: '2' },
   param: { type: 'string', multiple: true },
   parallelism: { type: 'string' },
@@ -73,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
         host: values.host,
         spillDir: values['spill-dir'] ?? path.join(os.tmpdir(), `spillway-tm-${process.pid}`),
         ownsSpillDir: values['spill-dir'] === undefined,
+        cancelTimeoutMs: optionalInt('cancel-timeout', values['cancel-timeout']),
+        taskHeapBytes: values['task-heap'] === undefined ? undefined : parseSize(values['task-heap']),
       });
       await tm.start();
       console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);

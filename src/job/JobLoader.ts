@@ -8,15 +8,27 @@ import type { JobReference } from './TaskDeployment.js';
 /**
  * Turns a job reference into its definition: a built-in by name, or an uploaded
  * module fetched once by content hash, stored under `dir` and imported, so every
- * TaskManager runs the same code.
+ * TaskManager runs the same code. A loader without `fetchModule` (in a task thread)
+ * imports only modules another one has stored.
  */
 export class JobLoader {
   private readonly modules = new Map<string, Promise<JobModule>>();
+  private readonly stored = new Map<string, Promise<string>>();
 
   constructor(
     private readonly dir: string,
-    private readonly fetchModule: (hash: string) => Promise<string>,
+    private readonly fetchModule: ((hash: string) => Promise<string>) | null,
   ) {}
+
+  /** Distinct modules imported by this loader. */
+  get importedModules(): number {
+    return this.modules.size;
+  }
+
+  /** Stores the module a reference names, if it is not stored yet; a built-in needs nothing. */
+  async prepare(ref: JobReference): Promise<void> {
+    if (ref.module !== undefined) await this.store(ref.module);
+  }
 
   async load(ref: JobReference): Promise<JobDefinition> {
     if (ref.builtin !== undefined) {
@@ -38,15 +50,31 @@ export class JobLoader {
     return module;
   }
 
-  private async importModule(hash: string): Promise<JobModule> {
+  /** The module's file, fetched and written once however many tasks ask at the same time. */
+  private store(hash: string): Promise<string> {
+    let stored = this.stored.get(hash);
+    if (!stored) {
+      stored = this.storeOnce(hash);
+      this.stored.set(hash, stored);
+      stored.catch(() => this.stored.delete(hash));
+    }
+    return stored;
+  }
+
+  private async storeOnce(hash: string): Promise<string> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad module hash ${hash}`);
     const file = path.join(this.dir, `${hash}.mjs`);
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(this.dir, { recursive: true });
-      const source = await this.fetchModule(hash);
-      fs.writeFileSync(`${file}.tmp`, source);
-      fs.renameSync(`${file}.tmp`, file);
-    }
+    if (fs.existsSync(file)) return file;
+    if (this.fetchModule === null) throw new Error(`module ${hash} is not stored in ${this.dir}`);
+    const source = await this.fetchModule(hash);
+    fs.mkdirSync(this.dir, { recursive: true });
+    fs.writeFileSync(`${file}.tmp`, source);
+    fs.renameSync(`${file}.tmp`, file);
+    return file;
+  }
+
+  private async importModule(hash: string): Promise<JobModule> {
+    const file = await this.store(hash);
     const exports = (await import(pathToFileURL(file).href)) as { default?: JobModule };
     if (!exports.default) throw new Error(`module ${hash} has no default export`);
     return exports.default;

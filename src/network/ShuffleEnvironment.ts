@@ -1,13 +1,22 @@
 import { BufferPool } from './buffer/BufferPool.js';
 import { NetworkBufferPool } from './buffer/NetworkBufferPool.js';
 import { InputGate } from './consumer/InputGate.js';
-import type { InputChannel, SubpartitionAddress } from './consumer/InputChannel.js';
+import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './consumer/InputChannel.js';
 import { LocalInputChannel } from './consumer/LocalInputChannel.js';
 import { RemoteInputChannel, type RemoteAddress } from './consumer/RemoteInputChannel.js';
 import { ResultPartition, type PartitionType } from './partition/ResultPartition.js';
 import { ResultPartitionManager } from './partition/ResultPartitionManager.js';
 import { ConnectionManager } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
+
+/** Buffers each subpartition of a pipelined partition may queue. */
+export const DEFAULT_BUFFERS_PER_SUBPARTITION = 32;
+/** Bytes a blocking partition keeps in memory before it spills. */
+export const DEFAULT_BLOCKING_MEMORY_BUDGET = 16 << 20;
+/** Buffers a remote channel owns for its whole life (Flink's exclusive buffers). */
+export const DEFAULT_EXCLUSIVE_BUFFERS = 2;
+/** Buffers a gate's remote channels borrow by backlog (Flink's floating buffers). */
+export const DEFAULT_FLOATING_BUFFERS = 24;
 
 export interface ShuffleOptions {
   /** Network memory of the process, bytes. */
@@ -16,11 +25,13 @@ export interface ShuffleOptions {
   host?: string;
   dataPort?: number;
   spillDir: string;
-  /** Buffers each subpartition of a pipelined partition may queue. */
+  /** Default DEFAULT_BUFFERS_PER_SUBPARTITION. */
   buffersPerSubpartition?: number;
-  /** Bytes a blocking partition keeps in memory before it spills. */
+  /** Default DEFAULT_BLOCKING_MEMORY_BUDGET. */
   blockingMemoryBudget?: number;
+  /** Default DEFAULT_EXCLUSIVE_BUFFERS. */
   exclusiveBuffersPerChannel?: number;
+  /** Default DEFAULT_FLOATING_BUFFERS. */
   floatingBuffersPerGate?: number;
 }
 
@@ -54,8 +65,8 @@ export class ShuffleEnvironment {
   }
 
   createPartition(id: string, type: PartitionType, numSubpartitions: number): ResultPartition {
-    const perSubpartition = this.options.buffersPerSubpartition ?? 32;
-    const budget = this.options.blockingMemoryBudget ?? 16 << 20;
+    const perSubpartition = this.options.buffersPerSubpartition ?? DEFAULT_BUFFERS_PER_SUBPARTITION;
+    const budget = this.options.blockingMemoryBudget ?? DEFAULT_BLOCKING_MEMORY_BUDGET;
     const segment = this.buffers.segmentSize;
     const min = numSubpartitions + 1;
     const max = type === 'pipelined' ? numSubpartitions * perSubpartition + 1 : Math.ceil(budget / segment) + min;
@@ -71,18 +82,41 @@ export class ShuffleEnvironment {
    */
   createInputGate(sources: ChannelSource[], name: string): { gate: InputGate; pool: BufferPool | null } {
     const gate = new InputGate();
-    const remoteCount = sources.filter((s) => s.remote !== null).length;
-    const exclusive = this.options.exclusiveBuffersPerChannel ?? 2;
-    const floating = this.options.floatingBuffersPerGate ?? 24;
-    const pool =
-      remoteCount > 0 ? new BufferPool(this.buffers, remoteCount * exclusive, remoteCount * exclusive + floating, `pool of gate ${name}`) : null;
-    const channels: InputChannel[] = sources.map((source, i) =>
-      source.remote === null || pool === null
-        ? new LocalInputChannel(i, source.address, this.partitions, gate)
-        : new RemoteInputChannel(i, source.address, source.remote, this.connections, gate, pool, { exclusiveBuffers: exclusive }),
+    const pool = this.reserveGatePool(sources.length, name);
+    gate.setChannels(this.createInputChannels(sources, gate, pool));
+    return { gate, pool: pool.isDestroyed ? null : pool };
+  }
+
+  /**
+   * Reserves the pool of a gate of `channels` channels as if all were remote, so
+   * that a task short of network memory fails when it is deployed, not mid-run.
+   * createInputChannels() shrinks it to the channels that are remote.
+   */
+  reserveGatePool(channels: number, name: string): BufferPool {
+    const exclusive = this.exclusivePerChannel;
+    const floating = this.options.floatingBuffersPerGate ?? DEFAULT_FLOATING_BUFFERS;
+    return new BufferPool(this.buffers, channels * exclusive, channels * exclusive + floating, `pool of gate ${name}`);
+  }
+
+  /**
+   * The channels of a gate, reporting availability to `availability`; remote ones
+   * take their buffers from the reserved pool, which is shrunk to them (destroyed
+   * if there are none).
+   */
+  createInputChannels(sources: ChannelSource[], availability: ChannelAvailability, pool: BufferPool): InputChannel[] {
+    const exclusive = this.exclusivePerChannel;
+    const remote = sources.filter((s) => s.remote !== null).length;
+    if (remote === 0) pool.destroy();
+    else pool.shrink(remote * exclusive, pool.max - pool.min + remote * exclusive);
+    return sources.map((source, i) =>
+      source.remote === null
+        ? new LocalInputChannel(i, source.address, this.partitions, availability)
+        : new RemoteInputChannel(i, source.address, source.remote, this.connections, availability, pool, { exclusiveBuffers: exclusive }),
     );
-    gate.setChannels(channels);
-    return { gate, pool };
+  }
+
+  private get exclusivePerChannel(): number {
+    return this.options.exclusiveBuffersPerChannel ?? DEFAULT_EXCLUSIVE_BUFFERS;
   }
 
   async close(): Promise<void> {

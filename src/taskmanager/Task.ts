@@ -2,13 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import type { JobDefinition, Partitioning, Sink, StageDefinition } from '../job/JobDefinition.js';
-import type { PartitionLocation, TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import { listInputFiles, readLines, splitsFor } from '../job/TextSplits.js';
-import type { BufferPool } from '../network/buffer/BufferPool.js';
 import type { InputGate } from '../network/consumer/InputGate.js';
 import { RecordReader } from '../network/consumer/RecordReader.js';
-import type { ResultPartition } from '../network/partition/ResultPartition.js';
-import type { ChannelSource, ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import type { ResultPartitionWriter } from '../network/partition/ResultPartitionWriter.js';
 import {
   BroadcastSelector,
   ForwardSelector,
@@ -22,8 +20,15 @@ import { combinerOf, combining, compileChain, emitAll, type Chain, type Emit } f
 
 /** What a running task tells its TaskManager. */
 export interface TaskListener {
-  partitionReady(partitionId: string): void;
+  /** The records of a collect sink, once its input ended; the task finishes when they are delivered. */
   collected(records: unknown[]): Promise<void>;
+}
+
+/** A task's data plane: its output partitions and input gates, by their index in its deployment. */
+export interface TaskShuffle {
+  partition(output: number): ResultPartitionWriter & { release(cause: Error): void };
+  /** A gate over input g; it reads once every producer of that input is known to be ready. */
+  inputGate(input: number): InputGate;
 }
 
 /** A collect sink refuses to hold more than this; bigger results belong in a text sink. */
@@ -36,24 +41,20 @@ export const MAX_COLLECTED_RECORDS = 2_000_000;
 export class Task {
   private readonly stage: StageDefinition;
   private readonly writers: RecordWriter<unknown>[] = [];
-  private readonly partitions: ResultPartition[] = [];
+  private readonly partitions: (ResultPartitionWriter & { release(cause: Error): void })[] = [];
   private readonly readers: RecordReader<unknown>[] = [];
-  private readonly gates: { gate: InputGate; pool: BufferPool | null }[] = [];
-  private readonly locations: (PartitionLocation | null)[][];
-  private locationsKnown: (() => void) | null = null;
+  private readonly gates: InputGate[] = [];
   private canceled = false;
 
   constructor(
     readonly descriptor: TaskDeploymentDescriptor,
     private readonly job: JobDefinition,
-    private readonly env: ShuffleEnvironment,
-    private readonly taskManagerId: string,
+    private readonly shuffle: TaskShuffle,
     private readonly listener: TaskListener,
   ) {
     const stage = job.stages.find((s) => s.name === descriptor.stage);
     if (!stage) throw new Error(`job ${job.name} has no stage ${descriptor.stage}`);
     this.stage = stage;
-    this.locations = descriptor.inputs.map((gate) => gate.channels.map((c) => c.location));
   }
 
   get counters(): TaskCounters {
@@ -64,16 +65,6 @@ export class Task {
       recordsOut: sum(this.writers, (w) => w.recordsOut),
       bytesOut: sum(this.writers, (w) => w.bytesOut),
     };
-  }
-
-  /** The JobManager tells where a producer's partition is, once it is ready. */
-  updatePartition(partitionId: string, location: PartitionLocation): void {
-    this.descriptor.inputs.forEach((gate, g) =>
-      gate.channels.forEach((channel, c) => {
-        if (channel.partitionId === partitionId) this.locations[g][c] = location;
-      }),
-    );
-    this.locationsKnown?.();
   }
 
   async run(): Promise<void> {
@@ -98,21 +89,17 @@ export class Task {
 
   cancel(): void {
     this.canceled = true;
-    this.locationsKnown?.();
     this.abort();
   }
 
   private abort(): void {
     for (const writer of this.writers) writer.abort();
-    for (const partition of this.partitions) this.env.partitions.release(partition.id, new Error(`task ${this.descriptor.taskId} stopped`));
+    for (const partition of this.partitions) partition.release(new Error(`task ${this.descriptor.taskId} stopped`));
     this.closeGates();
   }
 
   private closeGates(): void {
-    for (const { gate, pool } of this.gates.splice(0)) {
-      gate.close();
-      pool?.destroy();
-    }
+    for (const gate of this.gates.splice(0)) gate.close();
   }
 
   private checkCanceled(): void {
@@ -123,21 +110,17 @@ export class Task {
     if (this.stage.sink) return this.createSink(this.stage.sink);
     const emits: Emit[] = [];
     const ends: (() => Promise<void>)[] = [];
-    for (const out of this.descriptor.outputs) {
+    for (const [index, out] of this.descriptor.outputs.entries()) {
       const consumer = this.job.stages.find((s) => s.name === out.consumerStage)!;
       const partitioning = consumer.inputs![out.consumerInput].partitioning;
-      const partition = this.env.createPartition(out.partitionId, out.type, out.numSubpartitions);
+      const partition = this.shuffle.partition(index);
       this.partitions.push(partition);
-      if (out.type === 'pipelined') partition.onFirstBuffer = () => this.listener.partitionReady(partition.id);
       const first = consumer.operators?.[0];
       // Map-side combined [key, combiner] pairs are routed by their key.
       const routing: Partitioning = first && 'combineByKey' in first ? { type: 'hash', key: (r) => (r as [unknown])[0] } : partitioning;
       const writer = new RecordWriter<unknown>(partition, this.selector(routing, out.numSubpartitions), this.descriptor.bufferTimeout);
       this.writers.push(writer);
-      const close = async (): Promise<void> => {
-        await writer.close();
-        if (out.type === 'blocking') this.listener.partitionReady(partition.id);
-      };
+      const close = (): Promise<void> => writer.close();
       // A keyed reduce or combine downstream is associative: fold before the exchange (map-side combine).
       if (first && ('reduceByKey' in first || 'combineByKey' in first) && partitioning.type === 'hash') {
         const combiner = combining(combinerOf(first), (r) => writer.emit(r), close);
@@ -235,29 +218,16 @@ export class Task {
   private async readInputs(chain: Chain): Promise<void> {
     const first = this.stage.operators?.[0];
     if (first && 'join' in first) await this.join(first.join, chain);
-    else await (await this.openInput(0)).forEach(chain.push);
+    else await this.openInput(0).forEach(chain.push);
     this.closeGates();
   }
 
-  /** A reader of input g, once every producer of that input is known to be ready (each input waits on its own). */
-  private async openInput(g: number): Promise<RecordReader<unknown>> {
-    while (!this.locations[g].every((l) => l !== null)) {
-      await new Promise<void>((resolve) => {
-        this.locationsKnown = resolve;
-      });
-      this.checkCanceled();
-    }
-    const sources: ChannelSource[] = this.descriptor.inputs[g].channels.map((channel, c) => {
-      const location = this.locations[g][c]!;
-      const local = location.taskManagerId === this.taskManagerId;
-      return {
-        address: { partitionId: channel.partitionId, subpartition: channel.subpartition },
-        remote: local ? null : { host: location.host, port: location.dataPort },
-      };
-    });
-    const input = this.env.createInputGate(sources, `${this.descriptor.taskId}#${g}`);
-    this.gates.push(input);
-    const reader = new RecordReader<unknown>(input.gate);
+  /** A reader of input g; its gate reads once every producer of that input is ready (each input waits on its own). */
+  private openInput(g: number): RecordReader<unknown> {
+    this.checkCanceled();
+    const gate = this.shuffle.inputGate(g);
+    this.gates.push(gate);
+    const reader = new RecordReader<unknown>(gate);
     this.readers.push(reader);
     return reader;
   }
@@ -269,13 +239,13 @@ export class Task {
   ): Promise<void> {
     const build = new Map<unknown, unknown[]>();
     const [leftKey, rightKey] = spec.keys;
-    await (await this.openInput(0)).forEach((r) => {
+    await this.openInput(0).forEach((r) => {
       const k = leftKey(r);
       const list = build.get(k);
       if (list) list.push(r);
       else build.set(k, [r]);
     });
-    await (await this.openInput(1)).forEach((r) => {
+    await this.openInput(1).forEach((r) => {
       const matches = build.get(rightKey(r));
       if (matches) return emitAll(matches.map((m) => spec.combine(m, r)), chain.push);
     });

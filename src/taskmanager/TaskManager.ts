@@ -1,13 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { pack } from 'msgpackr';
 import { callJson, retrying } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { Heartbeat } from './Heartbeat.js';
-import { Task } from './Task.js';
+import { TaskHost, type TaskOutcome } from './TaskHost.js';
+import { TaskThreadPool } from './TaskThreadPool.js';
+
+/** How long a canceled task may take to stop before its thread is terminated. */
+export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
 
 export interface TaskManagerOptions {
   jobManager: string;
@@ -20,17 +23,24 @@ export interface TaskManagerOptions {
   /** Deletes spillDir on stop (it was made for this process). */
   ownsSpillDir?: boolean;
   segmentSize?: number;
+  /** Default DEFAULT_CANCEL_TIMEOUT_MS. */
+  cancelTimeoutMs?: number;
+  /** A task thread's heap limit, bytes; V8's default if absent. */
+  taskHeapBytes?: number;
 }
 
 /**
  * A worker process: registers with the JobManager and heartbeats, accepts task
- * deployments and cancellations over HTTP, runs the tasks on its ShuffleEnvironment
- * and reports task states and ready partitions back.
+ * deployments and cancellations over HTTP, runs each task in a thread of its own
+ * over the shared network memory of its ShuffleEnvironment, and reports task
+ * states and ready partitions back. Its main thread keeps HTTP, the data server
+ * and the connections, as Flink's netty threads do.
  */
 export class TaskManager {
   private readonly env: ShuffleEnvironment;
   private readonly http: FastifyInstance;
-  private readonly tasks = new Map<string, Task>();
+  private readonly threads: TaskThreadPool;
+  private readonly tasks = new Map<string, TaskHost>();
   /** Jobs canceled here; a deployment of theirs that arrives late does not start. */
   private readonly canceledJobs = new Set<string>();
   /** Partition locations that arrived before their task was created. */
@@ -53,10 +63,12 @@ export class TaskManager {
       host: options.host,
       spillDir: this.partitionDir,
     });
-    this.loader = new JobLoader(path.join(options.spillDir, 'modules'), async (hash) => {
+    const modulesDir = path.join(options.spillDir, 'modules');
+    this.loader = new JobLoader(modulesDir, async (hash) => {
       const { source } = await callJson<{ source: string }>('GET', `${this.jm}/modules/${hash}`);
       return source;
     });
+    this.threads = new TaskThreadPool({ shared: this.env.buffers.arena.shared, modulesDir, keepIdle: options.slots * 2, taskHeapBytes: options.taskHeapBytes });
     this.http = Fastify({ bodyLimit: 64 << 20 });
     this.routes();
   }
@@ -86,11 +98,15 @@ export class TaskManager {
     this.metrics.unref();
   }
 
+  /** Stops within the cancel timeout (plus the time to close sockets), whatever the tasks are doing. */
   async stop(): Promise<void> {
     if (this.metrics) clearInterval(this.metrics);
     try {
       await this.heartbeat?.stop();
-      for (const task of this.tasks.values()) task.cancel();
+      const tasks = [...this.tasks.values()];
+      for (const task of tasks) task.cancel();
+      await Promise.all(tasks.map((task) => task.whenEnded()));
+      await this.threads.close();
       await this.http.close();
       await this.env.close();
     } finally {
@@ -151,9 +167,12 @@ export class TaskManager {
     });
     this.http.get('/status', async () => ({
       id: this.id,
+      pid: process.pid,
       tasks: [...this.tasks.keys()],
       partitions: this.env.partitions.ids(),
       spillFiles: fs.existsSync(this.partitionDir) ? fs.readdirSync(this.partitionDir) : [],
+      busyThreads: this.threads.busyThreads,
+      idleThreads: this.threads.idleThreads,
       segmentsInUse: this.env.buffers.segmentsInUse,
       totalSegments: this.env.buffers.totalSegments,
       rss: process.memoryUsage.rss(),
@@ -163,12 +182,13 @@ export class TaskManager {
 
   private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {
     const { taskId } = descriptor;
-    let task: Task | null = null;
+    let task: TaskHost | null = null;
     let running: Promise<void> = Promise.resolve();
+    let outcome: TaskOutcome;
     try {
-      const job = await this.loader.load(descriptor.job);
+      await this.loader.prepare(descriptor.job);
       if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
-      task = new Task(descriptor, job, this.env, this.id, {
+      task = new TaskHost(descriptor, this.env, this.threads, this.id, this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS, {
         partitionReady: (partitionId) => this.announcePartition(partitionId),
         collected: (records) => this.sendResults(taskId, records),
       });
@@ -177,18 +197,16 @@ export class TaskManager {
       this.earlyLocations.delete(taskId);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
       running = this.report(taskId, task, 'RUNNING');
-      await task.run();
-      await running;
-      await this.report(taskId, task, 'FINISHED');
+      outcome = await task.run();
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      await running;
-      if (task?.isCanceled || this.canceledJobs.has(descriptor.jobId)) await this.report(taskId, task, 'CANCELED');
-      else await this.report(taskId, task, 'FAILED', `${message} (task ${taskId} on taskmanager ${this.id})`);
+      outcome = { state: task?.isCanceled || this.canceledJobs.has(descriptor.jobId) ? 'CANCELED' : 'FAILED', error: error instanceof Error ? error.message : String(error) };
     } finally {
       this.tasks.delete(taskId);
       this.earlyLocations.delete(taskId);
     }
+    await running;
+    const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} on taskmanager ${this.id})` : undefined;
+    await this.report(taskId, task, outcome.state, error);
   }
 
   /** Counters of running tasks, for progress while a job runs; a lost update is replaced by the next. */
@@ -216,14 +234,14 @@ export class TaskManager {
   }
 
   /** A task's collected records, retried like a state report; the task fails if they cannot be delivered. */
-  private async sendResults(taskId: string, records: unknown[]): Promise<void> {
+  private async sendResults(taskId: string, records: Uint8Array): Promise<void> {
     // The JobManager keeps one set of records per task: a repeated POST replaces, never adds.
-    const body = pack(records);
+    const body = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
     await retrying(() => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, body, { contentType: 'application/x-msgpack' }));
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
-  private async report(taskId: string, task: Task | null, state: TaskState, error?: string): Promise<void> {
+  private async report(taskId: string, task: TaskHost | null, state: TaskState, error?: string): Promise<void> {
     const body = { state, error, counters: task?.counters, taskManagerId: this.id };
     await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
   }

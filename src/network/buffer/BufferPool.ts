@@ -5,8 +5,9 @@ type Waiter = { resolve: (buffer: NetworkBuffer) => void; reject: (error: Error)
 
 /**
  * A bounded pool carved from the NetworkBufferPool for one partition or input gate:
- * it holds at least `min` buffers (reserved up front) and at most `max`. A request
- * on an exhausted pool waits until a buffer is recycled: that wait is backpressure.
+ * it holds at least `min` buffers (reserved up front) and at most its `limit`, the
+ * share of network memory the global pool gives it (never above `max`). A request on
+ * an exhausted pool waits until a buffer is recycled: that wait is backpressure.
  */
 export class BufferPool implements BufferRecycler {
   private readonly available: Buffer[] = [];
@@ -14,17 +15,20 @@ export class BufferPool implements BufferRecycler {
   /** Segments this pool holds: available plus handed out. */
   private owned = 0;
   private destroyed = false;
+  /** The most segments this pool may hold now; set by the global pool as pools come and go. */
+  limit: number;
 
   constructor(
     private readonly global: NetworkBufferPool,
-    readonly min: number,
-    readonly max: number,
+    public min: number,
+    public max: number,
     readonly name = 'buffer pool',
   ) {
     if (!(min >= 0 && max >= Math.max(1, min))) {
       throw new RangeError(`${name}: bad bounds min=${min} max=${max}`);
     }
-    global.reserve(min);
+    this.limit = max;
+    global.register(this);
   }
 
   get segmentSize(): number {
@@ -34,6 +38,11 @@ export class BufferPool implements BufferRecycler {
   /** Buffers handed out and not yet recycled. */
   get buffersInUse(): number {
     return this.owned - this.available.length;
+  }
+
+  /** Segments the pool holds, available or handed out. */
+  get buffersOwned(): number {
+    return this.owned;
   }
 
   get isDestroyed(): boolean {
@@ -53,13 +62,17 @@ export class BufferPool implements BufferRecycler {
     if (buffer) return Promise.resolve(buffer);
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
+      // Below max, a segment may come from the global pool, now or once this pool's share grows.
       if (this.owned < this.max) this.global.awaitSegment(this);
     });
   }
 
-  /** Takes a recycled segment back: to a waiter first, then above-minimum memory to the global pool. */
+  /**
+   * Takes a recycled segment back: above the limit to the global pool, then to a
+   * waiter, then above-minimum memory to the global pool.
+   */
   recycle(segment: Buffer): void {
-    if (this.destroyed) {
+    if (this.destroyed || this.owned > this.limit) {
       this.returnToGlobal(segment);
       return;
     }
@@ -73,12 +86,26 @@ export class BufferPool implements BufferRecycler {
 
   /** Called by the global pool with a returned segment; true if this pool took it. */
   offer(segment: Buffer): boolean {
-    if (this.destroyed || this.waiters.length === 0 || this.owned >= this.max) return false;
+    if (this.destroyed || this.waiters.length === 0 || this.owned >= this.limit) return false;
     if (!this.global.claim(this.owned >= this.min)) return false;
     this.owned++;
     this.waiters.shift()!.resolve(new NetworkBuffer(segment, this));
     if (this.waiters.length === 0 || this.owned >= this.max) this.global.cancelAwait(this);
     return true;
+  }
+
+  /**
+   * Lowers the bounds of a pool that holds no segment yet, for example a gate's pool
+   * reserved for every channel at deployment once it is known how many are remote.
+   */
+  shrink(min: number, max: number): void {
+    if (this.owned > 0 || min > this.min || max < Math.max(1, min)) {
+      throw new RangeError(`${this.name}: cannot shrink from min=${this.min} max=${this.max} (holding ${this.owned}) to min=${min} max=${max}`);
+    }
+    const released = this.min - min;
+    this.min = min;
+    this.max = max;
+    this.global.resized(released);
   }
 
   /**
@@ -95,10 +122,11 @@ export class BufferPool implements BufferRecycler {
     // The part of the minimum never taken goes now, the rest with each segment's return.
     this.global.unreserve(this.min - Math.min(this.min, this.owned));
     for (const segment of this.available.splice(0)) this.returnToGlobal(segment);
+    this.global.unregister(this);
   }
 
   private borrow(): Buffer | null {
-    if (this.owned >= this.max) return null;
+    if (this.owned >= this.limit) return null;
     const segment = this.global.take(this.owned >= this.min);
     if (segment) this.owned++;
     return segment;

@@ -77,17 +77,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   requestSubpartition(): void {
     if (this.requested || this.released) return;
     this.requested = true;
-    try {
-      this.takeExclusiveBuffers();
-      this.connection = this.connections.connection(this.remote);
-      this.receiverId = this.connection.register(this);
-    } catch (error) {
-      this.fail(error instanceof Error ? error.message : String(error));
-      return;
-    }
-    this.firstRequestAt = Date.now();
-    this.backoff = this.retry.initialBackoffMs;
-    this.sendRequest();
+    this.takeExclusiveBuffers();
   }
 
   pollNext(): NetworkBuffer | null {
@@ -178,15 +168,50 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     return credit;
   }
 
+  /**
+   * Takes the channel's exclusive buffers, then requests the subpartition. The gate's
+   * pool has them reserved, but another pool may still hold the memory beyond its
+   * share: then they come as it recycles.
+   */
   private takeExclusiveBuffers(): void {
-    for (let i = 0; i < this.exclusive; i++) {
-      const buffer = this.pool.requestBuffer();
+    while (this.owned < this.exclusive) {
+      if (this.released || this.error !== null) return;
+      const buffer = this.pool.isDestroyed ? null : this.pool.requestBuffer();
       if (buffer === null) {
-        throw new Error(`the gate's pool has no buffer left for exclusive buffer ${i + 1} of ${this.exclusive}; it needs at least ${this.exclusive} per remote channel`);
+        this.awaitExclusiveBuffer();
+        return;
       }
       this.free.push(buffer.segment);
       this.owned++;
     }
+    try {
+      this.connection = this.connections.connection(this.remote);
+      this.receiverId = this.connection.register(this);
+    } catch (error) {
+      this.fail(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    this.firstRequestAt = Date.now();
+    this.backoff = this.retry.initialBackoffMs;
+    this.sendRequest();
+  }
+
+  private awaitExclusiveBuffer(): void {
+    if (this.pool.isDestroyed) {
+      this.fail("the gate's buffer pool was destroyed before the channel could take its exclusive buffers");
+      return;
+    }
+    this.pool.requestBufferAsync().then(
+      (buffer) => {
+        this.owned++;
+        if (this.released) this.returnToPool(buffer.segment);
+        else {
+          this.free.push(buffer.segment);
+          this.takeExclusiveBuffers();
+        }
+      },
+      (error: Error) => this.fail(error.message),
+    );
   }
 
   /** (Re)sends the request; every free buffer is its initial credit. */

@@ -4,6 +4,7 @@ import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import { PipelinedSubpartition } from './PipelinedSubpartition.js';
 import { SpillableSubpartition } from './SpillableSubpartition.js';
+import type { ResultPartitionWriter } from './ResultPartitionWriter.js';
 import type { AvailabilityListener, ResultSubpartition, ResultSubpartitionView } from './ResultSubpartition.js';
 
 /** pipelined: streaming, read while produced; blocking: read after the producer finished, re-readable. */
@@ -27,7 +28,7 @@ export interface ResultPartitionOptions {
  * subtask. Owns its BufferPool; release() drops all data, fails readers and deletes
  * spill files.
  */
-export class ResultPartition {
+export class ResultPartition implements ResultPartitionWriter {
   readonly id: string;
   readonly type: PartitionType;
   readonly pool: BufferPool;

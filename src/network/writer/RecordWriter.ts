@@ -1,5 +1,5 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
-import type { ResultPartition } from '../partition/ResultPartition.js';
+import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
 import { RecordSerializer } from '../serialization/RecordSerializer.js';
 import type { ChannelSelector } from './ChannelSelector.js';
 
@@ -31,7 +31,7 @@ export class RecordWriter<T> {
   bytesOut = 0;
 
   constructor(
-    private readonly partition: ResultPartition,
+    private readonly partition: ResultPartitionWriter,
     private readonly selector: ChannelSelector<T>,
     bufferTimeout = DEFAULT_BUFFER_TIMEOUT,
   ) {

@@ -1,0 +1,319 @@
+import type { BufferPool } from '../buffer/BufferPool.js';
+import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import type { SegmentArena } from '../buffer/NetworkBufferPool.js';
+import { BufferQueue } from '../buffer/BufferQueue.js';
+import type { ChannelAvailability, InputChannel } from '../consumer/InputChannel.js';
+import type { ResultPartition } from '../partition/ResultPartition.js';
+import { eventTypeOf, EventType } from '../serialization/Events.js';
+import type { ChannelSource, ShuffleEnvironment } from '../ShuffleEnvironment.js';
+import { HandoverPort, Op } from './Handover.js';
+
+/** What the network end asks of the process that runs the task. */
+export interface NetworkEndListener {
+  /** The task starts reading input `gate`: call attachInput() once its producers are known. */
+  inputRequested(gate: number): void;
+  /** A partition the task finished is readable (a blocking one: its files are written). */
+  partitionFinished(partition: number): void;
+}
+
+/** One input of the task as the network thread serves it. */
+interface GateState {
+  pool: BufferPool;
+  channels: InputChannel[];
+  forwarder: Forwarder | null;
+}
+
+/**
+ * The network thread's end of one task thread: it owns the task's partitions, the
+ * pools of its inputs and the real channels (local and remote), and moves buffers
+ * by index (see Handover.ts). It knows at every moment which buffers are in the
+ * task thread's hands, granted to fill or lent to read, so that reclaim() can take
+ * them all back from a thread that was terminated.
+ */
+export class NetworkEnd {
+  /** Segments granted to the task's writers, by segment index. */
+  private readonly granted = new Map<number, NetworkBuffer>();
+  /** Input buffers lent to the task, by loan. */
+  private readonly lent = new Map<number, NetworkBuffer>();
+  private nextLoan = 0;
+  /** Per partition: buffers wanted and not yet granted, and whether a wait for one is under way. */
+  private readonly wanted: number[];
+  /** Per partition: buffers granted and not yet handed back. */
+  private readonly grantedCount: number[];
+  private readonly waiting: boolean[];
+  private readonly gates: GateState[];
+  private closed = false;
+
+  constructor(
+    private readonly env: ShuffleEnvironment,
+    private readonly port: HandoverPort,
+    private readonly partitions: readonly ResultPartition[],
+    gateChannels: readonly number[],
+    name: string,
+    private readonly listener: NetworkEndListener,
+  ) {
+    this.wanted = partitions.map(() => 0);
+    this.grantedCount = partitions.map(() => 0);
+    this.waiting = partitions.map(() => false);
+    this.gates = [];
+    try {
+      gateChannels.forEach((channels, g) => this.gates.push({ pool: env.reserveGatePool(channels, `${name}#${g}`), channels: [], forwarder: null }));
+    } catch (error) {
+      for (const gate of this.gates) gate.pool.destroy();
+      throw error;
+    }
+  }
+
+  private get arena(): SegmentArena {
+    return this.env.buffers.arena;
+  }
+
+  /** Applies a batch of entries from the task thread. */
+  handle(entries: readonly number[], strings: readonly string[]): void {
+    for (let i = 0; i < entries.length; ) {
+      const op = entries[i] as Op;
+      switch (op) {
+        case Op.BUFFER:
+          this.onBuffer(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4]);
+          i += 5;
+          break;
+        case Op.RECYCLE:
+          this.onRecycle(entries[i + 1]);
+          i += 2;
+          break;
+        case Op.WANT:
+          this.wanted[entries[i + 1]] += entries[i + 2];
+          this.grantWanted(entries[i + 1]);
+          i += 3;
+          break;
+        case Op.UNUSED:
+          this.takeBack(entries[i + 1], entries[i + 2])?.recycle();
+          i += 3;
+          break;
+        case Op.FINISH:
+          this.onFinish(entries[i + 1]);
+          i += 2;
+          break;
+        case Op.RELEASE:
+          this.releasePartition(entries[i + 1], new Error(strings[entries[i + 2]]));
+          i += 3;
+          break;
+        case Op.OPEN:
+          this.listener.inputRequested(entries[i + 1]);
+          i += 2;
+          break;
+        case Op.CLOSE:
+          this.closeGate(entries[i + 1]);
+          i += 2;
+          break;
+        default:
+          throw new Error(`unknown handover entry ${op} from a task thread`);
+      }
+    }
+  }
+
+  /** Creates the channels of an input the task asked for; the pool reserved for it shrinks to the remote ones. */
+  attachInput(g: number, sources: ChannelSource[]): void {
+    const gate = this.gates[g];
+    if (this.closed || gate.forwarder !== null) return;
+    const forwarder = new Forwarder(g, this);
+    gate.forwarder = forwarder;
+    gate.channels = this.env.createInputChannels(sources, forwarder, gate.pool);
+    forwarder.channels = gate.channels;
+    for (const channel of gate.channels) channel.requestSubpartition();
+  }
+
+  /**
+   * The task thread is gone or done: every buffer it held returns to its pool,
+   * waits for buffers end and every input is released. Its partitions stay; the
+   * caller releases them if the task did not finish.
+   */
+  reclaim(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const buffer of this.granted.values()) buffer.recycle();
+    this.granted.clear();
+    for (const buffer of this.lent.values()) buffer.recycle();
+    this.lent.clear();
+    for (let g = 0; g < this.gates.length; g++) this.closeGate(g);
+  }
+
+  /**
+   * Sends a lent input buffer, or an event, in the order its channel produced them;
+   * true if it was the channel's last (end of partition), after which the channel
+   * is released and must not be polled again.
+   */
+  forward(g: number, channel: number, buffer: NetworkBuffer): boolean {
+    if (buffer.isEvent) {
+      const type = eventTypeOf(buffer);
+      buffer.recycle();
+      this.port.add3(Op.EVENT, g, channel, type);
+      if (type !== EventType.END_OF_PARTITION) return false;
+      this.gates[g].channels[channel].release();
+      return true;
+    }
+    const segment = this.arena.indexOf(buffer.segment);
+    if (segment < 0) {
+      buffer.recycle();
+      throw new Error(`channel ${channel} of input ${g} delivered a buffer outside network memory`);
+    }
+    const loan = this.nextLoan++;
+    this.lent.set(loan, buffer);
+    this.port.add5(Op.INPUT, g, channel, loan, segment, buffer.size);
+    return false;
+  }
+
+  failChannel(g: number, channel: number, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.port.add3(Op.CHANNEL_ERROR, g, channel, this.port.string(message));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private onBuffer(p: number, subpartition: number, segment: number, size: number): void {
+    const buffer = this.takeBack(p, segment);
+    if (buffer === undefined) return;
+    buffer.size = size;
+    try {
+      this.partitions[p].add(buffer, subpartition);
+    } catch (error) {
+      this.port.add2(Op.PARTITION_ERROR, p, this.port.string(error instanceof Error ? error.message : String(error)));
+    }
+  }
+
+  private takeBack(p: number, segment: number): NetworkBuffer | undefined {
+    const buffer = this.granted.get(segment);
+    if (buffer === undefined) return undefined;
+    this.granted.delete(segment);
+    this.grantedCount[p]--;
+    return buffer;
+  }
+
+  private onRecycle(loan: number): void {
+    const buffer = this.lent.get(loan);
+    if (buffer === undefined) return;
+    this.lent.delete(loan);
+    buffer.recycle();
+  }
+
+  private onFinish(p: number): void {
+    this.partitions[p].finish().then(
+      () => {
+        this.port.add2(Op.FINISHED, p, -1);
+        this.listener.partitionFinished(p);
+      },
+      (error: Error) => this.port.add2(Op.FINISHED, p, this.port.string(error.message)),
+    );
+  }
+
+  private releasePartition(p: number, cause: Error): void {
+    this.wanted[p] = 0;
+    this.env.partitions.release(this.partitions[p].id, cause);
+  }
+
+  /** Grants the buffers the task wants as far as the pool has them; waits for one when it has none. */
+  private grantWanted(p: number): void {
+    const partition = this.partitions[p];
+    while (this.wanted[p] > 0 && !this.closed && !partition.isReleased) {
+      const buffer = partition.pool.requestBuffer();
+      if (buffer === null) {
+        this.awaitGrant(p);
+        return;
+      }
+      this.grant(p, buffer);
+    }
+  }
+
+  private awaitGrant(p: number): void {
+    if (this.waiting[p]) return;
+    this.waiting[p] = true;
+    const partition = this.partitions[p];
+    // A blocking partition frees memory only by spilling what it keeps.
+    partition.onPoolExhausted();
+    partition.pool.requestBufferAsync().then(
+      (buffer) => {
+        this.waiting[p] = false;
+        if (this.closed || partition.isReleased || this.wanted[p] === 0) buffer.recycle();
+        else {
+          this.grant(p, buffer);
+          this.grantWanted(p);
+        }
+      },
+      () => {
+        // The pool was destroyed with its partition: the task learns it from its next write.
+        this.waiting[p] = false;
+      },
+    );
+  }
+
+  private grant(p: number, buffer: NetworkBuffer): void {
+    const segment = this.arena.indexOf(buffer.segment);
+    this.granted.set(segment, buffer);
+    this.grantedCount[p]++;
+    this.wanted[p]--;
+    this.port.add3(Op.GRANT, p, segment, this.partitions[p].pool.buffersInUse - this.grantedCount[p]);
+  }
+
+  private closeGate(g: number): void {
+    const gate = this.gates[g];
+    gate.forwarder?.close();
+    for (const channel of gate.channels) channel.release();
+    gate.channels = [];
+    gate.pool.destroy();
+  }
+}
+
+/**
+ * Passes the buffers of one input's channels to the task thread as they arrive,
+ * in each channel's order; the task thread's InputGate does the fair merging.
+ */
+class Forwarder implements ChannelAvailability {
+  channels: InputChannel[] = [];
+  private readonly ready = new BufferQueue<InputChannel>();
+  private readonly queued = new Set<number>();
+  /** Channels that ended or failed: never polled again. */
+  private readonly done = new Set<number>();
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly gate: number,
+    private readonly end: NetworkEnd,
+  ) {}
+
+  notifyChannelNonEmpty(channel: InputChannel): void {
+    if (this.closed || this.queued.has(channel.channelIndex)) return;
+    this.queued.add(channel.channelIndex);
+    this.ready.push(channel);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(() => this.drain());
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.ready.drain();
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    for (let channel = this.ready.shift(); channel !== undefined && !this.closed; channel = this.ready.shift()) {
+      const index = channel.channelIndex;
+      this.queued.delete(index);
+      if (this.done.has(index)) continue;
+      try {
+        for (let buffer = channel.pollNext(); buffer !== null && !this.closed; buffer = channel.pollNext()) {
+          if (!this.end.forward(this.gate, index, buffer)) continue;
+          this.done.add(index);
+          break;
+        }
+      } catch (error) {
+        this.done.add(index);
+        this.end.failChannel(this.gate, index, error);
+      }
+    }
+  }
+}

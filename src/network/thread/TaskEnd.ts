@@ -1,0 +1,121 @@
+import { NetworkBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
+import { SegmentArena, type SharedSegments } from '../buffer/NetworkBufferPool.js';
+import { InputGate } from '../consumer/InputGate.js';
+import type { SubpartitionAddress } from '../consumer/InputChannel.js';
+import { eventBuffer, type EventType } from '../serialization/Events.js';
+import { HandoverPort, Op, type MessageTarget } from './Handover.js';
+import { ThreadBufferPool } from './ThreadBufferPool.js';
+import { ThreadInputChannel } from './ThreadInputChannel.js';
+import { ThreadResultPartition } from './ThreadResultPartition.js';
+
+/** What a task thread needs to know of one output partition. */
+export interface ThreadPartitionSpec {
+  id: string;
+  numSubpartitions: number;
+}
+
+/**
+ * The task thread's end of the handover (see Handover.ts): partitions to write and
+ * input gates to read, whose buffers are segments of the shared network memory
+ * that the network thread grants and lends by index.
+ */
+export class TaskEnd {
+  readonly port: HandoverPort;
+  private readonly arena: SegmentArena;
+  private readonly partitions: ThreadResultPartition[];
+  private readonly gates: ThreadInputChannel[][] = [];
+
+  constructor(target: MessageTarget, shared: SharedSegments | SegmentArena, outputs: readonly ThreadPartitionSpec[]) {
+    this.port = new HandoverPort(target);
+    this.arena = shared instanceof SegmentArena ? shared : new SegmentArena(shared);
+    this.partitions = outputs.map(
+      (spec, p) => new ThreadResultPartition(this.port, p, spec.id, spec.numSubpartitions, new ThreadBufferPool(this.port, p, this.arena)),
+    );
+  }
+
+  partition(index: number): ThreadResultPartition {
+    return this.partitions[index];
+  }
+
+  /**
+   * A gate over input g: its channels read through the network thread, which is
+   * asked to open them when the gate requests its partitions.
+   */
+  inputGate(g: number, addresses: readonly SubpartitionAddress[]): InputGate {
+    const gate = new InputGate();
+    let requested = false;
+    let open = addresses.length;
+    const channels = addresses.map(
+      (address, c) =>
+        new ThreadInputChannel(
+          c,
+          address,
+          gate,
+          () => {
+            if (requested) return;
+            requested = true;
+            this.port.add1(Op.OPEN, g);
+          },
+          () => {
+            if (--open === 0 && requested) this.port.add1(Op.CLOSE, g);
+          },
+        ),
+    );
+    this.gates[g] = channels;
+    gate.setChannels(channels);
+    return gate;
+  }
+
+  /** Applies a batch of entries from the network thread. */
+  handle(entries: readonly number[], strings: readonly string[]): void {
+    for (let i = 0; i < entries.length; ) {
+      const op = entries[i] as Op;
+      switch (op) {
+        case Op.INPUT:
+          this.onInput(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4], entries[i + 5]);
+          i += 6;
+          break;
+        case Op.GRANT:
+          this.partitions[entries[i + 1]].pool.granted(entries[i + 2], entries[i + 3]);
+          i += 4;
+          break;
+        case Op.EVENT:
+          this.gates[entries[i + 1]][entries[i + 2]].deliver(eventBuffer(entries[i + 3] as EventType));
+          i += 4;
+          break;
+        case Op.CHANNEL_ERROR:
+          this.gates[entries[i + 1]][entries[i + 2]].fail(strings[entries[i + 3]]);
+          i += 4;
+          break;
+        case Op.FINISHED:
+          this.partitions[entries[i + 1]].finished(entries[i + 2] < 0 ? null : strings[entries[i + 2]]);
+          i += 3;
+          break;
+        case Op.PARTITION_ERROR:
+          this.partitions[entries[i + 1]].failed(strings[entries[i + 2]]);
+          i += 3;
+          break;
+        default:
+          throw new Error(`unknown handover entry ${op} from the network thread`);
+      }
+    }
+  }
+
+  private onInput(g: number, channel: number, loan: number, segment: number, size: number): void {
+    const buffer = new NetworkBuffer(this.arena.segment(segment), new Loan(this.port, loan));
+    buffer.size = size;
+    this.gates[g][channel].deliver(buffer);
+  }
+}
+
+/** Returns a lent buffer to the network thread, which recycles it where it came from. */
+class Loan implements BufferRecycler {
+  constructor(
+    private readonly port: HandoverPort,
+    private readonly loan: number,
+  ) {}
+
+  recycle(): void {
+    this.port.add1(Op.RECYCLE, this.loan);
+  }
+}

@@ -1,0 +1,64 @@
+import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
+import { Op, type HandoverPort } from './Handover.js';
+import type { ThreadBufferPool } from './ThreadBufferPool.js';
+
+/**
+ * A task thread's handle on a partition that lives in the network thread: filled
+ * buffers pass there by index, and finish() resolves once the partition there is
+ * readable.
+ */
+export class ThreadResultPartition implements ResultPartitionWriter {
+  private failure: Error | null = null;
+  private finishing: Promise<void> | null = null;
+  private onFinished: ((error: Error | null) => void) | null = null;
+
+  constructor(
+    private readonly port: HandoverPort,
+    private readonly index: number,
+    readonly id: string,
+    readonly numSubpartitions: number,
+    readonly pool: ThreadBufferPool,
+  ) {}
+
+  add(buffer: NetworkBuffer, subpartition: number): void {
+    if (this.failure !== null) {
+      buffer.recycle();
+      throw this.failure;
+    }
+    const size = buffer.size;
+    this.port.add4(Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size);
+  }
+
+  finish(): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    this.finishing ??= new Promise((resolve, reject) => {
+      this.onFinished = (error) => (error === null ? resolve() : reject(error));
+      this.port.add1(Op.FINISH, this.index);
+    });
+    return this.finishing;
+  }
+
+  /** The network thread spills when it cannot grant: nothing to do here. */
+  onPoolExhausted(): void {}
+
+  /** The task failed: the partition is dropped there, with this cause. */
+  release(cause: Error): void {
+    if (this.failure !== null) return;
+    this.failure = cause;
+    this.pool.release(cause);
+    this.port.add2(Op.RELEASE, this.index, this.port.string(cause.message));
+  }
+
+  /** The network thread answered FINISH. */
+  finished(error: string | null): void {
+    this.pool.release(new Error(`partition ${this.id} is finished`));
+    this.onFinished?.(error === null ? null : new Error(error));
+  }
+
+  /** The partition failed there, for example because its consumer is gone: a writer waiting for a buffer learns it too. */
+  failed(message: string): void {
+    this.failure ??= new Error(message);
+    this.pool.release(this.failure);
+  }
+}

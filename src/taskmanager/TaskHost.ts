@@ -1,0 +1,210 @@
+import type { Worker } from 'node:worker_threads';
+import type { PartitionLocation, TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import type { ResultPartition } from '../network/partition/ResultPartition.js';
+import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import { HandoverPort, isHandover } from '../network/thread/Handover.js';
+import { NetworkEnd } from '../network/thread/NetworkEnd.js';
+import type { FromTaskThread, TaskEndState, ToTaskThread } from './TaskThreadMessages.js';
+import type { TaskThreadPool } from './TaskThreadPool.js';
+
+/** What a task's host tells its TaskManager. */
+export interface TaskHostListener {
+  partitionReady(partitionId: string): void;
+  /** Delivers a collect sink's packed records; the task fails if this rejects. */
+  collected(records: Uint8Array): Promise<void>;
+}
+
+export interface TaskOutcome {
+  state: TaskEndState;
+  error: string | null;
+}
+
+/**
+ * The network thread's side of one task: it creates the task's partitions and
+ * reserves its input pools (so that a task short of network memory fails at
+ * deployment), runs the task in a thread from the pool, serves its buffers, opens
+ * its inputs once their producers are known, and ends it. A task that does not
+ * stop within the cancel timeout of a cancel is terminated; whatever way a task
+ * ends, its buffers are back and, unless it finished, its partitions released
+ * before its outcome is known.
+ */
+export class TaskHost {
+  counters: TaskCounters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  private readonly partitions: ResultPartition[] = [];
+  private readonly network: NetworkEnd;
+  private readonly locations: (PartitionLocation | null)[][];
+  private readonly requestedInputs = new Set<number>();
+  private worker: Worker | null = null;
+  private port: HandoverPort | null = null;
+  private outcome: TaskOutcome | null = null;
+  private resolveOutcome: (outcome: TaskOutcome) => void = () => {};
+  private readonly ended: Promise<TaskOutcome>;
+  private cancelTimer: NodeJS.Timeout | null = null;
+  private canceled = false;
+
+  constructor(
+    readonly descriptor: TaskDeploymentDescriptor,
+    private readonly env: ShuffleEnvironment,
+    private readonly threads: TaskThreadPool,
+    private readonly taskManagerId: string,
+    private readonly cancelTimeoutMs: number,
+    private readonly listener: TaskHostListener,
+  ) {
+    this.ended = new Promise((resolve) => (this.resolveOutcome = resolve));
+    this.locations = descriptor.inputs.map((gate) => gate.channels.map((c) => c.location));
+    try {
+      for (const out of descriptor.outputs) {
+        const partition = env.createPartition(out.partitionId, out.type, out.numSubpartitions);
+        this.partitions.push(partition);
+        if (out.type === 'pipelined') partition.onFirstBuffer = () => listener.partitionReady(partition.id);
+      }
+      const port = new HandoverPort({ postMessage: (message) => this.worker?.postMessage(message) });
+      this.port = port;
+      this.network = new NetworkEnd(env, port, this.partitions, descriptor.inputs.map((gate) => gate.channels.length), descriptor.taskId, {
+        inputRequested: (g) => {
+          this.requestedInputs.add(g);
+          this.openInputs();
+        },
+        partitionFinished: (p) => {
+          if (descriptor.outputs[p].type === 'blocking') listener.partitionReady(this.partitions[p].id);
+        },
+      });
+    } catch (error) {
+      this.releasePartitions(error as Error);
+      throw new Error(`task ${descriptor.taskId} cannot be deployed: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  get isCanceled(): boolean {
+    return this.canceled;
+  }
+
+  /** Runs the task in a thread; resolves with how it ended. */
+  run(): Promise<TaskOutcome> {
+    if (this.canceled) this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} was canceled` });
+    if (this.outcome !== null) return this.ended;
+    const worker = this.threads.acquire();
+    this.worker = worker;
+    worker.on('message', this.onMessage);
+    worker.on('error', this.onError);
+    worker.on('exit', this.onExit);
+    this.post({ type: 'run', descriptor: this.descriptor });
+    return this.ended;
+  }
+
+  /** Asks the task to stop, and terminates its thread if it has not within the cancel timeout. */
+  cancel(): void {
+    if (this.canceled || this.outcome !== null) return;
+    this.canceled = true;
+    if (this.worker === null) return;
+    this.post({ type: 'cancel' });
+    this.cancelTimer = setTimeout(() => void this.terminate(), this.cancelTimeoutMs);
+  }
+
+  /** Ends the task's thread now, whatever it is doing: for a TaskManager that stops. */
+  async terminate(): Promise<void> {
+    const worker = this.worker;
+    if (worker === null || this.outcome !== null) return;
+    this.detach(worker);
+    await this.threads.terminate(worker);
+    this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} did not stop within ${this.cancelTimeoutMs} ms of its cancel and was terminated` });
+  }
+
+  /** Resolves with the outcome, however the task ends. */
+  whenEnded(): Promise<TaskOutcome> {
+    return this.ended;
+  }
+
+  /** The JobManager tells where a producer's partition is, once it is ready. */
+  updatePartition(partitionId: string, location: PartitionLocation): void {
+    this.descriptor.inputs.forEach((gate, g) =>
+      gate.channels.forEach((channel, c) => {
+        if (channel.partitionId === partitionId) this.locations[g][c] = location;
+      }),
+    );
+    this.openInputs();
+  }
+
+  private post(message: ToTaskThread): void {
+    this.port?.post(message);
+  }
+
+  /** Opens every input the task asked for whose producers are all known. */
+  private openInputs(): void {
+    for (const g of this.requestedInputs) {
+      if (!this.locations[g].every((l) => l !== null)) continue;
+      this.requestedInputs.delete(g);
+      const sources = this.descriptor.inputs[g].channels.map((channel, c) => {
+        const location = this.locations[g][c]!;
+        const local = location.taskManagerId === this.taskManagerId;
+        return {
+          address: { partitionId: channel.partitionId, subpartition: channel.subpartition },
+          remote: local ? null : { host: location.host, port: location.dataPort },
+        };
+      });
+      this.network.attachInput(g, sources);
+    }
+  }
+
+  private readonly onMessage = (message: unknown): void => {
+    if (isHandover(message)) {
+      this.network.handle(message.handover, message.strings);
+      return;
+    }
+    const control = message as FromTaskThread;
+    if (control.type === 'counters') this.counters = control.counters;
+    else if (control.type === 'collect') {
+      this.listener.collected(control.records).then(
+        () => this.post({ type: 'collected', error: null }),
+        (error: Error) => this.post({ type: 'collected', error: `could not deliver the collected records: ${error.message}` }),
+      );
+    } else {
+      this.counters = control.counters;
+      const worker = this.worker!;
+      this.detach(worker);
+      this.end({ state: control.state, error: control.error });
+      this.threads.release(worker, control.modules);
+    }
+  };
+
+  private readonly onError = (error: Error & { code?: string }): void => {
+    const message =
+      error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? `task thread ran out of memory (its heap limit is the TaskManager's --task-heap): ${error.message}`
+        : `task thread failed: ${error.message}`;
+    this.detachAndEnd({ state: this.canceled ? 'CANCELED' : 'FAILED', error: message });
+  };
+
+  private readonly onExit = (code: number): void => {
+    this.detachAndEnd({ state: this.canceled ? 'CANCELED' : 'FAILED', error: `task thread exited with code ${code}` });
+  };
+
+  /** The thread died: it is not reused, and its memory is no longer touched. */
+  private detachAndEnd(outcome: TaskOutcome): void {
+    const worker = this.worker;
+    if (worker === null) return;
+    this.detach(worker);
+    void this.threads.terminate(worker).then(() => this.end(outcome));
+  }
+
+  private detach(worker: Worker): void {
+    worker.off('message', this.onMessage);
+    worker.off('error', this.onError);
+    worker.off('exit', this.onExit);
+    this.worker = null;
+  }
+
+  /** Takes back every buffer the thread held and, unless the task finished, releases its partitions. */
+  private end(outcome: TaskOutcome): void {
+    if (this.outcome !== null) return;
+    this.outcome = outcome;
+    if (this.cancelTimer !== null) clearTimeout(this.cancelTimer);
+    this.network.reclaim();
+    if (outcome.state !== 'FINISHED') this.releasePartitions(new Error(`task ${this.descriptor.taskId} ${outcome.state === 'FAILED' ? 'failed' : 'was canceled'}`));
+    this.resolveOutcome(outcome);
+  }
+
+  private releasePartitions(cause: Error): void {
+    for (const partition of this.partitions) this.env.partitions.release(partition.id, cause);
+  }
+}

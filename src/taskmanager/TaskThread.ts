@@ -1,0 +1,95 @@
+/**
+ * The entry point of a task thread. It runs one task at a time (source, operator
+ * chain, record writers and serializers, input gates and deserializers) and is
+ * kept for the next one. Buffers come and go by index through the handover with
+ * the network thread; control messages travel the same port, in order with them.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { pack } from 'msgpackr';
+import { JobLoader } from '../job/JobLoader.js';
+import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
+import { isHandover } from '../network/thread/Handover.js';
+import { TaskEnd } from '../network/thread/TaskEnd.js';
+import { Task, type TaskShuffle } from './Task.js';
+import type { FromTaskThread, TaskEndState, TaskThreadData, ToTaskThread } from './TaskThreadMessages.js';
+
+/** How often a running task reports its counters. */
+const COUNTERS_INTERVAL_MS = 500;
+
+interface Running {
+  end: TaskEnd;
+  task: Task | null;
+  canceled: boolean;
+  delivered: ((error: string | null) => void) | null;
+}
+
+const port = parentPort!;
+const { shared, modulesDir } = workerData as TaskThreadData;
+const arena = new SegmentArena(shared);
+const loader = new JobLoader(modulesDir, null);
+let running: Running | null = null;
+
+port.on('message', (message: unknown) => {
+  if (isHandover(message)) {
+    running?.end.handle(message.handover, message.strings);
+    return;
+  }
+  const control = message as ToTaskThread;
+  if (control.type === 'run') void run(control.descriptor);
+  else if (control.type === 'cancel') cancel();
+  else running?.delivered?.(control.error);
+});
+
+function cancel(): void {
+  if (running === null) return;
+  running.canceled = true;
+  running.task?.cancel();
+}
+
+function send(state: Running, message: FromTaskThread): void {
+  state.end.port.post(message);
+}
+
+async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
+  const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions }));
+  const state: Running = { end: new TaskEnd(port, arena, outputs), task: null, canceled: false, delivered: null };
+  running = state;
+  const timer = setInterval(() => state.task && send(state, { type: 'counters', counters: state.task.counters }), COUNTERS_INTERVAL_MS);
+  let endState: TaskEndState = 'FINISHED';
+  let error: string | null = null;
+  try {
+    const job = await loader.load(descriptor.job);
+    if (state.canceled) throw new Error(`task ${descriptor.taskId} was canceled`);
+    state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), { collected: (records) => collect(state, records) });
+    await state.task.run();
+  } catch (failure) {
+    endState = state.canceled ? 'CANCELED' : 'FAILED';
+    error = failure instanceof Error ? failure.message : String(failure);
+  } finally {
+    clearInterval(timer);
+    running = null;
+  }
+  const counters: TaskCounters = state.task?.counters ?? { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  send(state, { type: 'ended', state: endState, error, counters, modules: loader.importedModules });
+}
+
+function shuffleOf(end: TaskEnd, descriptor: TaskDeploymentDescriptor): TaskShuffle {
+  return {
+    partition: (output) => end.partition(output),
+    inputGate: (input) => end.inputGate(input, descriptor.inputs[input].channels.map(({ partitionId, subpartition }) => ({ partitionId, subpartition }))),
+  };
+}
+
+/** Hands a collect sink's records to the network thread, which delivers them; resolves once they are. */
+function collect(state: Running, records: unknown[]): Promise<void> {
+  const packed = new Uint8Array(pack(records));
+  return new Promise((resolve, reject) => {
+    state.delivered = (error) => {
+      state.delivered = null;
+      if (error === null) resolve();
+      else reject(new Error(error));
+    };
+    send(state, { type: 'collect', records: packed });
+  });
+}

@@ -1,0 +1,27 @@
+import type { SharedSegments } from '../network/buffer/NetworkBufferPool.js';
+import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+
+/** What every task thread is started with. */
+export interface TaskThreadData {
+  shared: SharedSegments;
+  /** Where the TaskManager stores uploaded job modules; a thread imports them from there. */
+  modulesDir: string;
+}
+
+/** A task's end as the thread reports it. */
+export type TaskEndState = 'FINISHED' | 'FAILED' | 'CANCELED';
+
+/** Control messages to a task thread; buffers travel as handover batches beside them. */
+export type ToTaskThread =
+  | { type: 'run'; descriptor: TaskDeploymentDescriptor }
+  | { type: 'cancel' }
+  /** The answer to `collect`: null once the records are delivered, or why they could not be. */
+  | { type: 'collected'; error: string | null };
+
+/** Control messages from a task thread. */
+export type FromTaskThread =
+  | { type: 'counters'; counters: TaskCounters }
+  /** The records of a collect sink, packed with msgpackr. */
+  | { type: 'collect'; records: Uint8Array }
+  /** The task is over; `modules` counts the job modules this thread has imported in its life. */
+  | { type: 'ended'; state: TaskEndState; error: string | null; counters: TaskCounters; modules: number };

@@ -1,0 +1,75 @@
+import { Worker } from 'node:worker_threads';
+import type { TaskThreadData } from './TaskThreadMessages.js';
+
+/** A thread that has imported this many distinct job modules is not kept: their code stays in its heap. */
+const MAX_MODULES_PER_THREAD = 16;
+
+export interface TaskThreadPoolOptions extends TaskThreadData {
+  /** Idle threads kept for the next tasks. */
+  keepIdle: number;
+  /** A task thread's heap limit (V8's old generation), bytes; V8's default if absent. */
+  taskHeapBytes?: number;
+}
+
+/**
+ * The TaskManager's task threads: one per running task, and up to `keepIdle` idle
+ * ones kept for reuse, since starting a thread costs tens of milliseconds.
+ */
+export class TaskThreadPool {
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Set<Worker>();
+  private closed = false;
+
+  constructor(private readonly options: TaskThreadPoolOptions) {}
+
+  get busyThreads(): number {
+    return this.busy.size;
+  }
+
+  get idleThreads(): number {
+    return this.idle.length;
+  }
+
+  acquire(): Worker {
+    if (this.closed) throw new Error('the TaskManager is stopping');
+    const worker = this.idle.pop() ?? this.spawn();
+    this.busy.add(worker);
+    return worker;
+  }
+
+  /** A thread whose task is over: kept for the next task if it is sound and room is left, else ended. */
+  release(worker: Worker, modules: number): void {
+    this.busy.delete(worker);
+    if (!this.closed && modules <= MAX_MODULES_PER_THREAD && this.idle.length < this.options.keepIdle) this.idle.push(worker);
+    else void worker.terminate();
+  }
+
+  /** Stops a thread whatever it is doing; resolves once it has stopped and its memory is no longer touched. */
+  async terminate(worker: Worker): Promise<void> {
+    this.busy.delete(worker);
+    await worker.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.idle.splice(0), ...this.busy];
+    this.busy.clear();
+    await Promise.all(all.map((worker) => worker.terminate()));
+  }
+
+  private spawn(): Worker {
+    const { shared, modulesDir, taskHeapBytes } = this.options;
+    const data: TaskThreadData = { shared, modulesDir };
+    const worker = new Worker(new URL('./TaskThread.js', import.meta.url), {
+      workerData: data,
+      resourceLimits: taskHeapBytes === undefined ? undefined : { maxOldGenerationSizeMb: Math.max(1, Math.floor(taskHeapBytes / (1 << 20))) },
+    });
+    // A thread that dies while idle is simply not reused.
+    worker.once('exit', () => {
+      const i = this.idle.indexOf(worker);
+      if (i >= 0) this.idle.splice(i, 1);
+      this.busy.delete(worker);
+    });
+    return worker;
+  }
+}

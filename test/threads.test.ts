@@ -1,0 +1,272 @@
+/**
+ * Tasks run in threads: a task that never yields is terminated after the cancel
+ * timeout, a thread that dies fails only its job, slots run in parallel over shared
+ * network memory, and after many jobs every buffer and thread is back. Real
+ * processes from dist/ (`npm run build` first); every one is stopped after the file.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { seededRandom } from '../src/job/Corpus.js';
+import { callJson } from '../src/job/Http.js';
+import { forEachWord } from '../src/job/Tokenizer.js';
+import { tempDir } from './helpers/plane.js';
+
+const CANCEL_TIMEOUT = 1500;
+const SLOTS = 2;
+
+interface JobStatus {
+  state: string;
+  error?: string;
+}
+
+interface TaskManagerStatus {
+  pid: number;
+  tasks: string[];
+  partitions: string[];
+  spillFiles: string[];
+  busyThreads: number;
+  idleThreads: number;
+  segmentsInUse: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+class Client {
+  constructor(readonly url: string) {}
+
+  async submit(body: Record<string, unknown>): Promise<string> {
+    return (await callJson<{ id: string }>('POST', `${this.url}/jobs`, body)).id;
+  }
+
+  async upload(source: string): Promise<string> {
+    return (await callJson<{ hash: string }>('POST', `${this.url}/modules`, source, { contentType: 'text/javascript' })).hash;
+  }
+
+  status(id: string): Promise<JobStatus> {
+    return callJson<JobStatus>('GET', `${this.url}/jobs/${id}`);
+  }
+
+  async waitFor(id: string, timeoutMs = 60_000): Promise<JobStatus> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const status = await this.status(id);
+      if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) return status;
+      if (Date.now() > deadline) throw new Error(`job ${id} still ${status.state} after ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  }
+
+  async waitRunning(id: string): Promise<void> {
+    while ((await this.status(id)).state !== 'RUNNING') await sleep(50);
+  }
+
+  async taskManagers(): Promise<TaskManagerStatus[]> {
+    const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${this.url}/taskmanagers`);
+    return Promise.all(taskmanagers.map((tm) => callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`)));
+  }
+
+  /** Every TaskManager is idle: no task, no partition, no spill file, no busy thread, every buffer back. */
+  async expectIdle(): Promise<TaskManagerStatus[]> {
+    let statuses = await this.taskManagers();
+    const idle = (s: TaskManagerStatus): boolean =>
+      s.tasks.length === 0 && s.partitions.length === 0 && s.spillFiles.length === 0 && s.busyThreads === 0 && s.segmentsInUse === 0;
+    for (let i = 0; i < 100 && !statuses.every(idle); i++) {
+      await sleep(100);
+      statuses = await this.taskManagers();
+    }
+    for (const s of statuses) {
+      expect(s.tasks, 'tasks').toEqual([]);
+      expect(s.partitions, 'partitions').toEqual([]);
+      expect(s.spillFiles, 'spill files').toEqual([]);
+      expect(s.busyThreads, 'busy task threads').toBe(0);
+      expect(s.idleThreads, 'idle task threads, at most the reuse pool').toBeLessThanOrEqual(2 * SLOTS);
+      expect(s.segmentsInUse, 'network buffers in use').toBe(0);
+    }
+    return statuses;
+  }
+}
+
+/** Deterministic text with ASCII or Unicode words, apostrophes, digits and punctuation. */
+function randomText(seed: number, lines: number, unicode: boolean): string {
+  const random = seededRandom(seed);
+  const alphabet = unicode ? ['a', 'B', 'é', 'Ω', 'ж', 'Ж', '中', "'", '7', 'ß', 'İ', 'e\u0301'] : ['a', 'b', 'C', 'd', "'", '7', 'z'];
+  const separators = [' ', ' ', ', ', '. ', '\t', unicode ? '😀' : '-', unicode ? '\u3000' : ';'];
+  const out: string[] = [];
+  for (let l = 0; l < lines; l++) {
+    const words: string[] = [];
+    for (let w = 1 + Math.floor(random() * 12); w > 0; w--) {
+      let word = '';
+      for (let c = 1 + Math.floor(random() * 6); c > 0; c--) word += alphabet[Math.floor(random() * random() * alphabet.length)];
+      words.push(word + separators[Math.floor(random() * separators.length)]);
+    }
+    out.push(words.join(''));
+  }
+  return out.join('\n') + '\n';
+}
+
+function referenceCounts(dir: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const file of fs.readdirSync(dir)) forEachWord(fs.readFileSync(path.join(dir, file), 'utf8'), (w) => counts.set(w, (counts.get(w) ?? 0) + 1));
+  return counts;
+}
+
+async function wordCount(client: Client, input: string, exchange: string, parallelism = 4): Promise<Map<string, number>> {
+  const id = await client.submit({ job: 'wordcount', params: { input }, parallelism, exchange });
+  const status = await client.waitFor(id);
+  expect(status.state, status.error).toBe('FINISHED');
+  const { records } = await callJson<{ records: [string, number][] }>('GET', `${client.url}/jobs/${id}/result`);
+  return new Map(records);
+}
+
+const SPIN = `export default { name: 'spin', stages: [
+  { name: 'one', source: { generate: function* () { yield 1; } }, operators: [{ map: (x) => { for (;;) {} } }] },
+  { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
+
+describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () => {
+  let cluster: LocalCluster;
+  let client: Client;
+  let work: { dir: string; remove: () => void };
+
+  beforeAll(async () => {
+    work = tempDir('threads');
+    cluster = new LocalCluster({
+      taskManagers: 2,
+      slots: SLOTS,
+      memory: '64mb',
+      stdio: 'ignore',
+      extraArgs: ['--cancel-timeout', String(CANCEL_TIMEOUT), '--task-heap', '64mb'],
+    });
+    client = new Client(await cluster.start());
+    for (const unicode of [false, true]) {
+      const dir = path.join(work.dir, unicode ? 'unicode' : 'ascii');
+      fs.mkdirSync(dir);
+      for (let f = 0; f < 3; f++) fs.writeFileSync(path.join(dir, `part-${f}.txt`), randomText(f + (unicode ? 100 : 0), 4000, unicode));
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    work?.remove();
+  });
+
+  for (const text of ['ascii', 'unicode']) {
+    for (const exchange of ['pipelined', 'blocking']) {
+      test(`multi-slot word count over random ${text} text, ${exchange}, equals the reference tokenizer`, async () => {
+        const input = path.join(work.dir, text);
+        expect(await wordCount(client, input, exchange)).toEqual(referenceCounts(input));
+      });
+    }
+  }
+
+  test('a task that spins forever is terminated within the cancel timeout plus 2 s of a cancel, and the TaskManager runs word count exactly next', async () => {
+    const id = await client.submit({ module: await client.upload(SPIN), parallelism: 4 });
+    await client.waitRunning(id);
+    await sleep(300);
+    const canceledAt = Date.now();
+    await callJson('POST', `${client.url}/jobs/${id}/cancel`, {});
+    expect((await client.waitFor(id)).state).toBe('CANCELED');
+    await client.expectIdle();
+    expect(Date.now() - canceledAt, 'every thread stopped and every buffer back').toBeLessThan(CANCEL_TIMEOUT + 2000);
+    const input = path.join(work.dir, 'ascii');
+    expect(await wordCount(client, input, 'pipelined')).toEqual(referenceCounts(input));
+  });
+
+  test('an error thrown outside any operator fails only its job, with the message', async () => {
+    const source = `export default { name: 'throws', stages: [
+      { name: 'one', source: { generate: function* () { yield 1; } },
+        operators: [{ map: (x) => { setTimeout(() => { throw new Error('thrown outside the operator'); }, 0); return [x, 1]; } }] },
+      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }],
+        operators: [{ map: (x) => { const end = Date.now() + 2000; while (Date.now() < end); return x; } }], sink: { collect: true } } ] };`;
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    const status = await client.waitFor(id);
+    expect(status.state).toBe('FAILED');
+    expect(status.error).toContain('thrown outside the operator');
+    await client.expectIdle();
+    const next = await client.submit({ job: 'synthetic', params: { records: 20_000, keys: 100 }, parallelism: 4 });
+    expect((await client.waitFor(next)).state).toBe('FINISHED');
+  });
+
+  test('a task that exceeds --task-heap fails only its job, naming the setting', async () => {
+    const source = `export default { name: 'hog', stages: [
+      { name: 'one', source: { generate: function* () { yield 1; } },
+        operators: [{ map: (x) => { const keep = []; for (;;) keep.push(new Array(100000).fill(x + keep.length)); } }] },
+      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    const status = await client.waitFor(id);
+    expect(status.state).toBe('FAILED');
+    expect(status.error).toMatch(/out of memory.*--task-heap/);
+    await client.expectIdle();
+    const next = await client.submit({ job: 'synthetic', params: { records: 20_000, keys: 100 }, parallelism: 4 });
+    expect((await client.waitFor(next)).state).toBe('FINISHED');
+  });
+
+  test('after 200 jobs, canceled and failed ones among them, every pool has all its buffers, no thread is busy and no spill file is left', async () => {
+    const failing = await client.upload(`export default { name: 'fails', stages: [
+      { name: 'one', source: { generate: function* (i) { for (let k = 0; k < 1000; k++) yield k; } },
+        operators: [{ map: (x) => { if (x === 500) throw new Error('fails on purpose'); return [x, 1]; } }] },
+      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`);
+    const spin = await client.upload(SPIN);
+    const input = path.join(work.dir, 'ascii');
+    const states = new Map<string, number>();
+    for (let batch = 0; batch < 50; batch++) {
+      const exchange = batch % 2 === 0 ? 'pipelined' : 'blocking';
+      const ids = [
+        await client.submit({ job: 'synthetic', params: { records: 5000, keys: 50 }, parallelism: 4, exchange }),
+        await client.submit({ job: 'wordcount', params: { input }, parallelism: 2, exchange }),
+        await client.submit({ module: failing, parallelism: 2, exchange }),
+      ];
+      const canceled = batch % 5 === 0 ? await client.submit({ module: spin, parallelism: 2 }) : await client.submit({ job: 'synthetic', params: { records: 50_000_000, keys: 50 }, parallelism: 2, exchange });
+      await sleep(20);
+      await callJson('POST', `${client.url}/jobs/${canceled}/cancel`, {});
+      for (const id of [...ids, canceled]) {
+        const { state } = await client.waitFor(id);
+        states.set(state, (states.get(state) ?? 0) + 1);
+      }
+    }
+    expect(Object.fromEntries(states)).toEqual({ FINISHED: 100, FAILED: 50, CANCELED: 50 });
+    await client.expectIdle();
+  }, 240_000);
+});
+
+describe('8 slots per TaskManager and little network memory', () => {
+  test('a job at parallelism 8 runs to the end when the minimums fit, and is refused at deployment, naming --memory, when they do not', async () => {
+    for (const [memory, fits] of [['16mb', true], ['2mb', false]] as const) {
+      const cluster = new LocalCluster({ taskManagers: 2, slots: 8, memory, stdio: 'ignore' });
+      try {
+        const client = new Client(await cluster.start());
+        for (const exchange of ['pipelined', 'blocking']) {
+          const id = await client.submit({ job: 'synthetic', params: { records: 400_000, keys: 1000 }, parallelism: 8, exchange });
+          const status = await client.waitFor(id);
+          if (fits) expect(status.state, status.error).toBe('FINISHED');
+          else {
+            expect(status.state).toBe('FAILED');
+            expect(status.error).toMatch(/cannot be deployed: insufficient network memory.*raise the TaskManager's --memory/);
+          }
+          await client.expectIdle();
+        }
+      } finally {
+        await cluster.stop();
+      }
+    }
+  }, 120_000);
+});
+
+test('SIGTERM stops a TaskManager whose task never yields within the cancel timeout plus 2 s', async () => {
+  const cluster = new LocalCluster({ taskManagers: 1, slots: 2, stdio: 'ignore', extraArgs: ['--cancel-timeout', String(CANCEL_TIMEOUT)] });
+  try {
+    const client = new Client(await cluster.start());
+    const id = await client.submit({ module: await client.upload(SPIN), parallelism: 2 });
+    await client.waitRunning(id);
+    await sleep(300);
+    const [{ pid }] = await client.taskManagers();
+    const child = cluster.processes.find((p) => p.pid === pid)!;
+    const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(Date.now())));
+    const signaledAt = Date.now();
+    child.kill('SIGTERM');
+    expect((await exited) - signaledAt).toBeLessThan(CANCEL_TIMEOUT + 2000);
+  } finally {
+    await cluster.stop();
+  }
+}, 60_000);
