@@ -12,7 +12,8 @@ const USAGE = `usage:
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
-                  [--exchange pipelined|blocking] [--wait]`;
+                  [--exchange pipelined|blocking] [--wait] [--typecheck]
+                  (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
 
 const OPTIONS = {
   host: { type: 'string' },
@@ -30,6 +31,7 @@ const OPTIONS = {
   parallelism: { type: 'string' },
   exchange: { type: 'string' },
   wait: { type: 'boolean', default: false },
+  typecheck: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -101,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
         parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
         exchange: values.exchange,
         wait: values.wait,
+        typecheck: values.typecheck,
       });
     }
     default:

@@ -3,12 +3,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_JOBS } from './BuiltinJobs.js';
 import { defineJob, type JobDefinition, type JobModule } from './JobDefinition.js';
+import { linkSpillwayPackage } from './PackageRoot.js';
 import type { JobReference } from './TaskDeployment.js';
 
 /**
  * Turns a job reference into its definition: a built-in by name, or an uploaded
  * module fetched once by content hash, stored under `dir` and imported, so every
- * TaskManager runs the same code.
+ * TaskManager runs the same code. A stored module may import `spillway`.
  */
 export class JobLoader {
   private readonly modules = new Map<string, Promise<JobModule>>();
@@ -41,6 +42,8 @@ export class JobLoader {
   private async importModule(hash: string): Promise<JobModule> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad module hash ${hash}`);
     const file = path.join(this.dir, `${hash}.mjs`);
+    // Each time, not once: the folder may have been cleaned since.
+    linkSpillwayPackage(this.dir);
     if (!fs.existsSync(file)) {
       fs.mkdirSync(this.dir, { recursive: true });
       const source = await this.fetchModule(hash);
