@@ -173,7 +173,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
   });
 
   test('a user job module submitted with `spillway submit FILE --wait` runs on both TaskManagers', async () => {
-    const { stdout } = await run(process.execPath, [BIN, 'submit', 'examples/wordcount.mjs', '--jobmanager', url, '--param', `input=${corpus}`, '--parallelism', '4', '--wait']);
+    const { stdout } = await run(process.execPath, [BIN, 'submit', 'examples/wordcount.ts', '--jobmanager', url, '--param', `input=${corpus}`, '--parallelism', '4', '--wait']);
     expect(stdout).toMatch(/FINISHED/);
     const id = /submitted (\S+)/.exec(stdout)![1];
     const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);

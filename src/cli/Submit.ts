@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { callJson } from '../job/Http.js';
+import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {
   target: string;
@@ -9,6 +10,8 @@ export interface SubmitOptions {
   parallelism?: number;
   exchange?: string;
   wait: boolean;
+  /** Type-check a TypeScript job before uploading it, and refuse it on a type error. */
+  typecheck?: boolean;
 }
 
 interface JobStatus {
@@ -20,17 +23,20 @@ interface JobStatus {
   counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
 }
 
-/** `spillway submit`: a built-in job by name, or a module file uploaded first; with --wait, follows it to the end. */
+/**
+ * `spillway submit`: a built-in job by name, or a module file uploaded first (a
+ * TypeScript one as JavaScript, its types stripped); with --wait, follows it to the end.
+ */
 export async function submit(options: SubmitOptions): Promise<number> {
   const jm = options.jobManager.replace(/\/$/, '');
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
   if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
-    const source = fs.readFileSync(options.target, 'utf8');
+    const source = await moduleSource(options.target, options.typecheck ?? false);
     const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });
     body.module = hash;
-    body.name = path.basename(options.target).replace(/\.[cm]?js$/, '');
+    body.name = path.basename(options.target).replace(/\.[cm]?[jt]s$/, '');
   } else {
     body.job = options.target;
   }
@@ -44,6 +50,17 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (status.error) console.log(`error: ${status.error}`);
   if (status.state === 'FINISHED') console.log(`result: ${jm}/jobs/${id}/result`);
   return status.state === 'FINISHED' ? 0 : 1;
+}
+
+/** The JavaScript to upload for a job file: as it is, or stripped of its types (checked first with `typecheck`). */
+async function moduleSource(file: string, typecheck: boolean): Promise<string> {
+  const source = fs.readFileSync(file, 'utf8');
+  if (!isTypeScript(file)) {
+    if (typecheck) throw new Error(`--typecheck checks TypeScript jobs (.ts, .mts), not ${file}`);
+    return source;
+  }
+  if (typecheck) await typecheckJob(file);
+  return transpileJob(file, source);
 }
 
 async function follow(url: string): Promise<JobStatus> {

@@ -13,7 +13,8 @@ const USAGE = `usage:
                        [--cancel-timeout MS] [--task-heap SIZE]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
-                  [--exchange pipelined|blocking] [--wait]`;
+                  [--exchange pipelined|blocking] [--wait] [--typecheck]
+                  (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
 
 const OPTIONS = {
   host: { type: 'string' },
@@ -33,6 +34,7 @@ const OPTIONS = {
   parallelism: { type: 'string' },
   exchange: { type: 'string' },
   wait: { type: 'boolean', default: false },
+  typecheck: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -106,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
         parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
         exchange: values.exchange,
         wait: values.wait,
+        typecheck: values.typecheck,
       });
     }
     default:

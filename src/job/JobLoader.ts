@@ -3,13 +3,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_JOBS } from './BuiltinJobs.js';
 import { defineJob, type JobDefinition, type JobModule } from './JobDefinition.js';
+import { linkSpillwayPackage } from './PackageRoot.js';
 import type { JobReference } from './TaskDeployment.js';
 
 /**
  * Turns a job reference into its definition: a built-in by name, or an uploaded
  * module fetched once by content hash, stored under `dir` and imported, so every
- * TaskManager runs the same code. A loader without `fetchModule` (in a task thread)
- * imports only modules another one has stored.
+ * TaskManager runs the same code. A stored module may import `spillway`. A loader
+ * without `fetchModule` (in a task thread) imports only modules another one stored.
  */
 export class JobLoader {
   private readonly modules = new Map<string, Promise<JobModule>>();
@@ -64,6 +65,8 @@ export class JobLoader {
   private async storeOnce(hash: string): Promise<string> {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad module hash ${hash}`);
     const file = path.join(this.dir, `${hash}.mjs`);
+    // Each time, not once: the folder may have been cleaned since.
+    linkSpillwayPackage(this.dir);
     if (fs.existsSync(file)) return file;
     if (this.fetchModule === null) throw new Error(`module ${hash} is not stored in ${this.dir}`);
     const source = await this.fetchModule(hash);

@@ -1,4 +1,5 @@
 import type { JobDefinition } from '../JobDefinition.js';
+import { JobBuilder } from '../api/JobBuilder.js';
 import { numberParam } from './Params.js';
 
 export type Customer = [id: number, name: string];
@@ -20,27 +21,18 @@ export function* orders(count: number, customerCount: number, subtask = 0, paral
 export function join(params: Record<string, unknown>): JobDefinition {
   const customerCount = Math.floor(numberParam(params, 'customers', 10_000, 1));
   const orderCount = Math.floor(numberParam(params, 'orders', 100_000));
-  return {
-    name: 'join',
-    stages: [
-      { name: 'customers', source: { generate: (i, n) => customers(customerCount, i, n) } },
-      { name: 'orders', source: { generate: (i, n) => orders(orderCount, customerCount, i, n) } },
-      {
-        name: 'join',
-        inputs: [
-          { from: 'customers', partitioning: { type: 'hash', key: (r) => (r as Customer)[0] } },
-          { from: 'orders', partitioning: { type: 'hash', key: (r) => (r as Order)[0] } },
-        ],
-        operators: [
-          {
-            join: {
-              keys: [(r) => (r as Customer)[0], (r) => (r as Order)[0]],
-              combine: (c, o) => [(c as Customer)[0], (c as Customer)[1], (o as Order)[1]],
-            },
-          },
-        ],
-        sink: { collect: true },
-      },
-    ],
-  };
+  const job = new JobBuilder('join');
+  const byCustomer = job
+    .generate((i, n) => customers(customerCount, i, n))
+    .name('customers')
+    .keyBy((c) => c[0]);
+  const byOrder = job
+    .generate((i, n) => orders(orderCount, customerCount, i, n))
+    .name('orders')
+    .keyBy((o) => o[0]);
+  byCustomer
+    .join(byOrder, (c, o): Joined => [c[0], c[1], o[1]])
+    .name('join')
+    .collect();
+  return job.build();
 }

@@ -1,5 +1,6 @@
 import { seededRandom } from '../Corpus.js';
-import type { JobDefinition, Sink } from '../JobDefinition.js';
+import type { JobDefinition } from '../JobDefinition.js';
+import { JobBuilder } from '../api/JobBuilder.js';
 import { numberParam, requireString } from './Params.js';
 
 export type SortRecord = [key: number, value: string];
@@ -21,20 +22,18 @@ export function* sortInput(records: number, seed: number, subtask = 0, paralleli
 export function sort(params: Record<string, unknown>): JobDefinition {
   const records = Math.floor(numberParam(params, 'records', 1_000_000));
   const seed = Math.floor(numberParam(params, 'seed', 1));
-  const sink: Sink = params.output === undefined ? { collect: true } : { text: requireString(params, 'output') };
-  const key = (r: unknown): number => (r as SortRecord)[0];
-  return {
-    name: 'sort',
-    stages: [
-      { name: 'generate', source: { generate: (subtask, parallelism) => sortInput(records, seed, subtask, parallelism) } },
-      {
-        name: 'sort',
-        inputs: [{ from: 'generate', partitioning: { type: 'range', key, boundaries: evenBoundaries } }],
-        operators: [{ sortBy: { key } }],
-        sink,
-      },
-    ],
-  };
+  const output = params.output === undefined ? undefined : requireString(params, 'output');
+  const key = (r: SortRecord): number => r[0];
+  const job = new JobBuilder('sort');
+  const sorted = job
+    .generate((subtask, parallelism) => sortInput(records, seed, subtask, parallelism))
+    .name('generate')
+    .partitionByRange(key, evenBoundaries)
+    .sortBy(key)
+    .name('sort');
+  if (output === undefined) sorted.collect();
+  else sorted.writeText(output);
+  return job.build();
 }
 
 function evenBoundaries(parallelism: number): number[] {

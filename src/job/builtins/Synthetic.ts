@@ -1,4 +1,5 @@
 import type { JobDefinition } from '../JobDefinition.js';
+import { JobBuilder } from '../api/JobBuilder.js';
 import { numberParam } from './Params.js';
 
 export interface SyntheticRecord {
@@ -20,35 +21,24 @@ export function synthetic(params: Record<string, unknown>): JobDefinition {
   const keys = Math.floor(numberParam(params, 'keys', 100_000, 1));
   // msgpack adds about 12 bytes of structure around the key and the payload.
   const payload = 'x'.repeat(Math.max(0, recordSize - 16));
-  return {
-    name: 'synthetic',
-    stages: [
-      {
-        name: 'generate',
-        source: { generate: (subtask, parallelism) => generate(records, keys, payload, subtask, parallelism) },
+  const job = new JobBuilder('synthetic');
+  job
+    .generate((subtask, parallelism) => generate(records, keys, payload, subtask, parallelism))
+    .name('generate')
+    .partitionByHash((r) => r.key)
+    // Keys are 0..keys-1: a count per key in a typed array costs far less than a Map entry.
+    .aggregate(
+      (): KeyCounts => ({ records: 0, perKey: new Uint32Array(keys) }),
+      (counts, r) => {
+        counts.perKey[r.key]++;
+        counts.records++;
+        return counts;
       },
-      {
-        name: 'count',
-        inputs: [{ from: 'generate', partitioning: { type: 'hash', key: (r) => (r as SyntheticRecord).key } }],
-        operators: [
-          // Keys are 0..keys-1: a count per key in a typed array costs far less than a Map entry.
-          {
-            aggregate: {
-              zero: () => ({ records: 0, perKey: new Uint32Array(keys) }),
-              add: (acc, r) => {
-                const counts = acc as KeyCounts;
-                counts.perKey[(r as SyntheticRecord).key]++;
-                counts.records++;
-                return counts;
-              },
-            },
-          },
-          { map: (acc) => summarize(acc as KeyCounts) },
-        ],
-        sink: { collect: true },
-      },
-    ],
-  };
+    )
+    .map(summarize)
+    .name('count')
+    .collect();
+  return job.build();
 }
 
 interface KeyCounts {
