@@ -1,37 +1,29 @@
 /**
- * End-to-end transport throughput: a producer process (DataServer, a pipelined
- * partition, a RecordWriter) and a consumer process (this one: RemoteInputChannels
- * over one connection, an InputGate and a RecordReader that decodes every record),
- * 32 KiB buffers, the cluster's default pool sizes (32 buffers per subpartition; 2
- * exclusive buffers per channel and 24 floating per gate). One more workload sends
- * full buffers without records: the transport's own ceiling. Imported, it offers
- * the measurements; run as `node transport.js producer CASE` it is the producer.
+ * End-to-end transport throughput, shaped as a TaskManager is: a producer process
+ * whose task thread packs records into shared network memory while its main thread
+ * serves the partition (DataServer), and a consumer process (this one) whose main
+ * thread receives over one connection (RemoteInputChannels) while its task thread
+ * decodes every record. 32 KiB buffers, the cluster's default pool sizes (32 buffers
+ * per subpartition; 2 exclusive buffers per channel and 24 floating per gate). One
+ * more workload sends full buffers without records: the transport's own ceiling.
+ * Imported, it offers the measurements; run as `node transport.js producer CASE` it
+ * is the producer.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BufferPool } from '../src/network/buffer/BufferPool.js';
-import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../src/network/consumer/InputGate.js';
-import { RecordReader } from '../src/network/consumer/RecordReader.js';
-import { RemoteInputChannel } from '../src/network/consumer/RemoteInputChannel.js';
-import { ResultPartition } from '../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../src/network/partition/ResultPartitionManager.js';
-import { ConnectionManager } from '../src/network/transport/ConnectionManager.js';
-import { DataServer } from '../src/network/transport/DataServer.js';
-import { RebalanceSelector } from '../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../src/network/writer/RecordWriter.js';
+import { Worker } from 'node:worker_threads';
+import type { ResultPartition } from '../src/network/partition/ResultPartition.js';
+import { ShuffleEnvironment } from '../src/network/ShuffleEnvironment.js';
+import { HandoverPort, isHandover } from '../src/network/thread/Handover.js';
+import { NetworkEnd } from '../src/network/thread/NetworkEnd.js';
 import { measureLoopback, type LoopbackResult } from './loopback.js';
+import { BUFFERS, DEFAULT_CASES, PARTITION_ID, type TransportCase, type Workload } from './transportCases.js';
+import type { TransportThreadData, TransportThreadResult } from './transportThread.js';
 
-export type Workload = 'word tuples' | '100 B records' | '1 KiB records' | 'full buffers, no records';
-
-/** The transport alone: full 32 KiB buffers handed to the partition and recycled unread, no serialization. */
-const BUFFERS: Workload = 'full buffers, no records';
-
-export interface TransportCase {
-  workload: Workload;
-  channels: number;
-  records: number;
-}
+export { DEFAULT_CASES, type TransportCase, type Workload };
 
 export interface TransportResult extends TransportCase {
   seconds: number;
@@ -46,30 +38,8 @@ export interface TransportReport {
 }
 
 const SELF = fileURLToPath(import.meta.url);
+const THREAD = new URL('./transportThread.js', import.meta.url);
 const SEGMENT_SIZE = 32 << 10;
-const PARTITION_ID = 'bench';
-
-export const DEFAULT_CASES: TransportCase[] = [
-  { workload: 'word tuples', channels: 1, records: 6_000_000 },
-  { workload: 'word tuples', channels: 4, records: 6_000_000 },
-  { workload: '100 B records', channels: 1, records: 4_000_000 },
-  { workload: '100 B records', channels: 4, records: 4_000_000 },
-  { workload: '1 KiB records', channels: 1, records: 1_500_000 },
-  { workload: '1 KiB records', channels: 4, records: 1_500_000 },
-  { workload: BUFFERS, channels: 1, records: 100_000 },
-  { workload: BUFFERS, channels: 4, records: 100_000 },
-];
-
-/** 1024 distinct records of the workload, built once: the producer cycles through them. */
-function sampleRecords(workload: Workload): unknown[] {
-  const text = (i: number, length: number): string => `${i}:`.padEnd(length, 'abcdefghijklmnopqrstuvwxyz'[i % 26]);
-  return Array.from({ length: 1024 }, (_, i) => {
-    if (workload === 'word tuples') return [text(i, 3 + (i % 7)), 1];
-    // About 100 B and 1 KiB once packed: a few fields, the structure sent once per channel.
-    const size = workload === '100 B records' ? 60 : 980;
-    return { id: i, key: `key-${String(i).padStart(6, '0')}`, flag: i % 3 === 0, value: text(i, size) };
-  });
-}
 
 /** Runs every case `repeat` times (keeping the median) and the raw TCP baseline before and after. */
 export async function transportBenchmark(cases = DEFAULT_CASES, repeat = 3): Promise<TransportReport> {
@@ -84,95 +54,82 @@ export async function transportBenchmark(cases = DEFAULT_CASES, repeat = 3): Pro
   return { rows, loopback: median(loopbacks, (l) => l.seconds) };
 }
 
-/** One run: a producer process writes, this process reads (and decodes, unless the case has no records). */
+/** One run: a producer process writes, this process reads (and its task thread decodes, unless the case has no records). */
 export async function measureTransport(benchCase: TransportCase): Promise<TransportResult> {
-  const producer = spawn(process.execPath, [SELF, 'producer', JSON.stringify(benchCase)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const producer = spawn(process.execPath, [...process.execArgv, SELF, 'producer', JSON.stringify(benchCase)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<never>((_, reject) => producer.once('exit', (code) => reject(new Error(`producer exited (${code})`))));
-  const connections = new ConnectionManager();
-  const global = new NetworkBufferPool({ totalBytes: 64 << 20, segmentSize: SEGMENT_SIZE });
-  const n = benchCase.channels;
-  const pool = new BufferPool(global, 2 * n, 2 * n + 24);
+  const spill = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-transport-'));
+  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill });
+  let task: TaskThread | null = null;
   try {
     const port = await Promise.race([new Promise<number>((resolve) => producer.once('message', (m: { port: number }) => resolve(m.port))), exited]);
-    const gate = new InputGate();
     const remote = { host: '127.0.0.1', port };
-    gate.setChannels(Array.from({ length: n }, (_, c) => new RemoteInputChannel(c, { partitionId: PARTITION_ID, subpartition: c }, remote, connections, gate, pool)));
+    const sources = Array.from({ length: benchCase.channels }, (_, subpartition) => ({ address: { partitionId: PARTITION_ID, subpartition }, remote }));
+    task = new TaskThread(env, 'consume', benchCase, [], [benchCase.channels], (end, g) => end.attachInput(g, sources));
     const started = performance.now();
     producer.send('go');
-    const { count, bytes } = await Promise.race([benchCase.workload === BUFFERS ? drain(gate) : decode(gate), exited]);
+    const { count, bytes } = await Promise.race([task.run(), exited]);
     const seconds = (performance.now() - started) / 1000;
     if (count !== benchCase.records) throw new Error(`received ${count} of ${benchCase.records} records`);
     return { ...benchCase, seconds, recordsPerSec: count / seconds, mbPerSec: bytes / seconds / 1e6 };
   } finally {
     producer.kill();
-    pool.destroy();
-    await connections.close();
+    await task?.close();
+    await env.close();
+    fs.rmSync(spill, { recursive: true, force: true });
   }
 }
 
-/** Decodes every record. */
-async function decode(gate: InputGate): Promise<{ count: number; bytes: number }> {
-  const reader = new RecordReader<unknown>(gate);
-  let count = 0;
-  await reader.forEach(() => void count++);
-  return { count, bytes: reader.bytesIn };
-}
+/** A task thread of this benchmark and the network thread's end of it. */
+class TaskThread {
+  private readonly worker: Worker;
+  private readonly end: NetworkEnd;
+  private result: Promise<TransportThreadResult>;
 
-/** Recycles every buffer unread. */
-async function drain(gate: InputGate): Promise<{ count: number; bytes: number }> {
-  gate.requestPartitions();
-  let count = 0;
-  let bytes = 0;
-  while (!gate.isFinished) {
-    const buffer = gate.pollNext();
-    if (buffer === null) {
-      await gate.waitForData();
-      continue;
-    }
-    count++;
-    bytes += buffer.size;
-    buffer.recycle();
+  constructor(
+    env: ShuffleEnvironment,
+    role: TransportThreadData['role'],
+    benchCase: TransportCase,
+    partitions: ResultPartition[],
+    gates: number[],
+    openInput: (end: NetworkEnd, g: number) => void,
+  ) {
+    const data: TransportThreadData = { role, shared: env.buffers.arena.shared, benchCase };
+    this.worker = new Worker(THREAD, { workerData: data });
+    this.end = new NetworkEnd(env, new HandoverPort(this.worker), partitions, gates, role, {
+      inputRequested: (g) => openInput(this.end, g),
+      partitionFinished: () => {},
+    });
+    this.result = new Promise((resolve, reject) => {
+      this.worker.on('message', (message: unknown) => (isHandover(message) ? this.end.handle(message.handover, message.strings) : resolve(message as TransportThreadResult)));
+      this.worker.once('error', reject);
+    });
   }
-  gate.close();
-  return { count, bytes };
+
+  run(): Promise<TransportThreadResult> {
+    this.worker.postMessage('go');
+    return this.result;
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+    this.end.reclaim();
+  }
 }
 
-/** The producing process: registers the partition, and on 'go' writes the records round-robin. */
+/** The producing process: registers the partition, and on 'go' its task thread writes the records round-robin. */
 async function produce(benchCase: TransportCase): Promise<void> {
-  const n = benchCase.channels;
-  const global = new NetworkBufferPool({ totalBytes: 64 << 20, segmentSize: SEGMENT_SIZE });
-  const partitions = new ResultPartitionManager();
-  // Sized as ShuffleEnvironment sizes a pipelined partition: 32 buffers a subpartition.
-  const partition = new ResultPartition({ id: PARTITION_ID, type: 'pipelined', numSubpartitions: n, pool: new BufferPool(global, n + 1, 32 * n + 1) });
-  partitions.register(partition);
-  const server = new DataServer(partitions);
-  const { port } = await server.listen();
+  const spill = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-transport-'));
+  process.once('exit', () => fs.rmSync(spill, { recursive: true, force: true }));
+  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill });
+  const partition = env.createPartition(PARTITION_ID, 'pipelined', benchCase.channels);
+  const { port } = await env.start();
+  const task = new TaskThread(env, 'produce', benchCase, [partition], [], () => {});
   await new Promise<void>((resolve) => {
     process.once('message', () => resolve());
     process.send?.({ port });
   });
-  if (benchCase.workload === BUFFERS) await writeBuffers(partition, benchCase.records);
-  else await writeRecords(partition, benchCase);
-}
-
-async function writeRecords(partition: ResultPartition, benchCase: TransportCase): Promise<void> {
-  const records = sampleRecords(benchCase.workload);
-  const writer = new RecordWriter<unknown>(partition, new RebalanceSelector());
-  for (let i = 0; i < benchCase.records; i++) {
-    const waiting = writer.emit(records[i & 1023]);
-    if (waiting) await waiting;
-  }
-  await writer.close();
-}
-
-async function writeBuffers(partition: ResultPartition, count: number): Promise<void> {
-  const pool = partition.pool;
-  for (let i = 0; i < count; i++) {
-    const buffer = pool.requestBuffer() ?? (await pool.requestBufferAsync());
-    buffer.size = buffer.capacity;
-    partition.add(buffer, i % partition.numSubpartitions);
-  }
-  await partition.finish();
+  await task.run();
 }
 
 /** The table: each case beside the raw TCP figure, with the ratio of their MB/s. */

@@ -120,7 +120,8 @@ export class HandoverPort {
     if (this.entries.length >= HANDOVER_BATCH) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      queueMicrotask(() => {
+      // Once per turn of the event loop: every buffer a socket read, a write or a recycle freed in this turn goes in one message.
+      setImmediate(() => {
         this.scheduled = false;
         this.flush();
       });
