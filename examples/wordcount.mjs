@@ -10,7 +10,9 @@ export default function wordCount(params) {
       {
         name: 'tokenize',
         source: { text: params.input },
-        operators: [{ flatMap: (line) => (line.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).map((word) => [word, 1]) }],
+        // Words are found first, then lower-cased: lower-casing the line first would split a word at a letter
+        // whose lower case is not a letter alone (İ becomes i and a combining dot).
+        operators: [{ flatMap: (line) => (line.match(/[\p{L}\p{N}']+/gu) ?? []).map((word) => [word.toLowerCase(), 1]) }],
       },
       {
         name: 'count',
