@@ -27,7 +27,7 @@ export type Operator =
   | { combineByKey: CombineByKey }
   /** Folds the task's records into one value, emitted at the end of its input. */
   | { aggregate: { zero: () => unknown; add: (accumulator: unknown, record: unknown) => unknown } }
-  /** State of the task's own, fed every record and emitted from at the end of its input (Flink's mapPartition). */
+  /** State per task, fed every record; its records come out on the way or at the end of the input (Flink's mapPartition). */
   | { accumulate: Accumulate }
   /** Sorts the task's records by key at the end of its input. */
   | { sortBy: { key: KeyFn } }
