@@ -15,7 +15,9 @@ export default function wordCount(params: JobParams): JobDefinition {
     .readText(input)
     // Each word goes on as it is found: no array per line.
     .flatMap<string>((line, emit) => {
-      for (const [word] of line.toLowerCase().matchAll(WORD)) emit(word);
+      // Found first, then lower-cased: lowering the line first would split a word at a letter
+      // whose lower case is not one letter alone (İ becomes i and a combining dot).
+      for (const [word] of line.matchAll(WORD)) emit(word.toLowerCase());
     })
     .name('tokenize')
     .keyBy((word) => word)

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
-import { writeCorpus } from '../src/job/Corpus.js';
+import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
 import { callJson, HttpError } from '../src/job/Http.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
@@ -82,7 +82,8 @@ async function expectBadRequest(body: unknown, pattern: RegExp, raw = false): Pr
 beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-cluster-'));
   corpus = path.join(work, 'corpus');
-  writeCorpus(corpus, 5, 4 << 20, 7);
+  // The realistic corpus: non-ASCII words too, so every word count below is checked on them.
+  writeCorpus(corpus, 5, 4 << 20, 7, zipfCorpusText);
   reference = referenceCount(corpus);
   cluster = new LocalCluster({ taskManagers: 2, slots: 2, memory: '128mb', stdio: 'ignore' });
   url = await cluster.start();

@@ -27,6 +27,8 @@ export type Operator =
   | { combineByKey: CombineByKey }
   /** Folds the task's records into one value, emitted at the end of its input. */
   | { aggregate: { zero: () => unknown; add: (accumulator: unknown, record: unknown) => unknown } }
+  /** State per task, fed every record; its records come out on the way or at the end of the input (Flink's mapPartition). */
+  | { accumulate: Accumulate }
   /** Sorts the task's records by key at the end of its input. */
   | { sortBy: { key: KeyFn } }
   /** Hash join of input 0 (build side) and input 1 (probe side) on their keys; must be the first operator. */
@@ -37,6 +39,25 @@ export interface CombineByKey {
   create: (record: unknown) => unknown;
   merge: (combiner: unknown, record: unknown) => unknown;
   mergeCombiners: (a: unknown, b: unknown) => unknown;
+}
+
+/**
+ * An operator with state per task: `create` makes it when the task starts, `add`
+ * feeds it each record, and `emit` turns it into the task's last records once the
+ * input has ended (Flink's mapPartition). Both `add` and `emit` may pass records to
+ * their `emit` (add, to bound the state: give out what it holds and forget it) or
+ * return them: an array, or an iterable such as a generator, which is pulled only as
+ * fast as the next step takes them, the way to emit much without holding it twice.
+ * Records emitted while the next step waits are held until it may go on.
+ * Written with methods, so that an `Accumulate<WordCounter>` is an `Accumulate`.
+ */
+export interface Accumulate<A = unknown> {
+  /** Makes the task's state; called once, before the first record. */
+  create(): A;
+  /** Adds one record to the state; may emit records or return them. */
+  add(state: A, record: unknown, emit: (record: unknown) => void): Iterable<unknown> | void;
+  /** Called once, after the last record: emits the state's records or returns them. */
+  emit(state: A, emit: (record: unknown) => void): Iterable<unknown> | void;
 }
 
 export type Partitioning =
@@ -52,8 +73,13 @@ export interface StageInput {
 }
 
 export type Source =
-  /** Lines of a text file, a folder of them or a glob, split across subtasks by file and byte range. */
-  | { text: string }
+  /**
+   * Lines of a text file, a folder of them or a glob, split across subtasks by file
+   * and byte range: each line a string, or with `chunks: true` the undecoded UTF-8
+   * bytes of whole lines, a Buffer of about 64 KiB at a time (for byte-level work
+   * such as WordCounter; each line still belongs to exactly one subtask).
+   */
+  | { text: string; chunks?: boolean }
   /** Records a function generates for subtask i of n. */
   | { generate: (subtask: number, parallelism: number) => Iterable<unknown> };
 
@@ -149,6 +175,15 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
       throw new InvalidJobError(`stage "${stage.name}": combineByKey must be the first operator of a stage with one hash-partitioned input`);
     }
   });
+  operators.forEach((op, i) => {
+    if (!('accumulate' in op)) return;
+    const spec = op.accumulate as Partial<Accumulate> | undefined;
+    const missing = (['create', 'add', 'emit'] as const).filter((f) => typeof spec?.[f] !== 'function');
+    if (missing.length > 0) throw new InvalidJobError(`stage "${stage.name}": operator ${i} (accumulate) needs the function${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+  });
+  if (stage.source && 'text' in stage.source && stage.source.chunks !== undefined && typeof stage.source.chunks !== 'boolean') {
+    throw new InvalidJobError(`stage "${stage.name}": source chunks must be true or false, not ${JSON.stringify(stage.source.chunks)}`);
+  }
   if (inputs.length > 1 && !('join' in (operators[0] ?? {}))) {
     throw new InvalidJobError(`stage "${stage.name}" has ${inputs.length} inputs; only a join reads more than one`);
   }

@@ -46,6 +46,8 @@ export function splitsFor(files: string[], subtask: number, parallelism: number)
 
 const CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
+/** About the size of a chunk readChunks gives: small enough to stay in the CPU cache while it is worked on. */
+export const TEXT_CHUNK = 1 << 16;
 
 /**
  * Calls onLine with each line (without its newline) that starts in the split. A split
@@ -58,30 +60,75 @@ export async function readLines(
   onLine: (line: string) => void | Promise<void>,
   chunkSize = CHUNK,
 ): Promise<void> {
+  // One buffer for the whole split (decoding copies the text out).
+  await readLineRuns(split, chunkSize, true, (data, start, end) => emitPieces(data, start, end, onLine));
+}
+
+/**
+ * Calls onChunk with the bytes of the lines that start in the split, whole lines of
+ * about `chunkBytes` or more at a time (a longer line is a chunk of its own), each
+ * line with its newline but the file's last if it has none. The same lines as
+ * readLines, undecoded: a chunk of UTF-8 text never cuts a character. A chunk is the
+ * caller's to keep: it is never overwritten (each read fills a fresh buffer).
+ */
+export async function readChunks(
+  split: TextSplit,
+  onChunk: (chunk: Buffer) => void | Promise<void>,
+  chunkBytes = TEXT_CHUNK,
+  readSize = CHUNK,
+): Promise<void> {
+  await readLineRuns(split, readSize, false, async (data, start, end) => {
+    // The run's own newline at `end`, if it has one, goes with its last line.
+    const stop = end < data.length ? end + 1 : end;
+    while (start < stop) {
+      const newline = stop - start > chunkBytes ? data.indexOf(NEWLINE, start + chunkBytes - 1) : -1;
+      const to = newline < 0 || newline >= stop ? stop : newline + 1;
+      const waiting = onChunk(data.subarray(start, to));
+      if (waiting) await waiting;
+      start = to;
+    }
+  });
+}
+
+/**
+ * Reads the split's file and calls onRun with each run of whole lines that start in
+ * the split, as data[start, end): the lines and the newlines between them; a newline
+ * ends the run at `end` unless end is data.length (the file's last line has none).
+ * `reuse` reads every chunk into one buffer (the caller must be done with data when
+ * onRun returns); otherwise each read fills a fresh buffer, so data may be kept.
+ */
+async function readLineRuns(
+  split: TextSplit,
+  chunkSize: number,
+  reuse: boolean,
+  onRun: (data: Buffer, start: number, end: number) => Promise<void>,
+): Promise<void> {
   const handle = await fs.promises.open(split.file, 'r');
   try {
     let position = split.start === 0 ? 0 : split.start - 1;
     let skipping = split.start !== 0;
-    // One buffer for the whole split (decoding copies the text out): the line in
-    // progress is moved to its start and the next chunk read in after it.
-    let buffer = Buffer.allocUnsafe(2 * chunkSize);
-    let kept = 0;
+    let buffer = Buffer.allocUnsafe(reuse ? 2 * chunkSize : 0);
+    // The line in progress, moved to the start of the buffer the next chunk is read in after.
+    let tail = buffer.subarray(0, 0);
     for (;;) {
-      if (buffer.length - kept < chunkSize) buffer = Buffer.concat([buffer.subarray(0, kept)], kept + chunkSize);
+      const kept = tail.length;
+      if (!reuse) buffer = Buffer.allocUnsafe(kept + chunkSize);
+      else if (buffer.length - kept < chunkSize) buffer = Buffer.allocUnsafe(kept + chunkSize);
+      tail.copy(buffer, 0);
       const { bytesRead } = await handle.read(buffer, kept, chunkSize, position);
       const data = buffer.subarray(0, kept + bytesRead);
       const dataStart = position - kept;
       position += bytesRead;
       if (bytesRead === 0) {
         // The file's last line has no newline.
-        if (!skipping && data.length > 0 && dataStart < split.end) await emitLines(decode(data, 0, data.length), onLine);
+        if (!skipping && data.length > 0 && dataStart < split.end) await onRun(data, 0, data.length);
         return;
       }
       let cursor = 0;
       if (skipping) {
         const newline = data.indexOf(NEWLINE);
         if (newline < 0) {
-          kept = 0;
+          tail = buffer.subarray(0, 0);
           continue;
         }
         cursor = newline + 1;
@@ -92,11 +139,11 @@ export async function readLines(
       const stop = data.indexOf(NEWLINE, Math.max(cursor, split.end - 1 - dataStart));
       const last = stop >= 0 ? stop : data.lastIndexOf(NEWLINE);
       if (last >= cursor) {
-        await emitPieces(data, cursor, last, onLine);
+        await onRun(data, cursor, last);
         cursor = last + 1;
       }
       if (stop >= 0) return;
-      kept = data.copy(buffer, 0, cursor);
+      tail = data.subarray(cursor);
     }
   } finally {
     await handle.close();

@@ -1,4 +1,4 @@
-import type { CombineByKey, KeyFn, Operator } from '../job/JobDefinition.js';
+import type { Accumulate, CombineByKey, KeyFn, Operator } from '../job/JobDefinition.js';
 import { naturalOrder } from '../network/writer/ChannelSelector.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
@@ -55,6 +55,7 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
       },
     };
   }
+  if ('accumulate' in op) return accumulating(op.accumulate, next, endNext);
   if ('sortBy' in op) return sorting(op.sortBy.key, next, endNext);
   throw new Error('a join is run by its task, not chained');
 }
@@ -162,6 +163,19 @@ export function combining(combiner: Combiner, next: Emit, endNext: () => Promise
     },
     end: async () => {
       const waiting = flush();
+      if (waiting) await waiting;
+      await endNext();
+    },
+  };
+}
+
+/** State per task fed every record; its records go on as a flatMap's do, at the end waiting where the next step has to, then the end. */
+function accumulating(spec: Accumulate, next: Emit, endNext: () => Promise<void>): Chain {
+  const state = spec.create();
+  return {
+    push: flatMapping((r, emit) => spec.add(state, r, emit), next),
+    end: async () => {
+      const waiting = flatMapping((s, emit) => spec.emit(s, emit), next)(state);
       if (waiting) await waiting;
       await endNext();
     },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import type { JobDefinition, Partitioning, Sink, StageDefinition } from '../job/JobDefinition.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
-import { listInputFiles, readLines, splitsFor } from '../job/TextSplits.js';
+import { listInputFiles, readChunks, readLines, splitsFor } from '../job/TextSplits.js';
 import type { InputGate } from '../network/consumer/InputGate.js';
 import { RecordReader } from '../network/consumer/RecordReader.js';
 import type { ResultPartitionWriter } from '../network/partition/ResultPartitionWriter.js';
@@ -195,10 +195,11 @@ export class Task {
     if ('text' in source) {
       for (const split of splitsFor(listInputFiles(source.text), subtask, parallelism)) {
         this.checkCanceled();
-        await readLines(split, (line) => {
+        const push = (record: string | Buffer): void | Promise<void> => {
           this.checkCanceled();
-          return chain.push(line);
-        });
+          return chain.push(record);
+        };
+        await (source.chunks ? readChunks(split, push) : readLines(split, push));
       }
       return;
     }

@@ -1,0 +1,300 @@
+import { forEachWord, isWordCodePoint, lowerWordCodePoint } from './Tokenizer.js';
+
+/** Per byte: a separator (an ASCII byte that is not [A-Za-z0-9']), part of an ASCII word, or the start of a multi-byte sequence. */
+const SEPARATOR = 0;
+const ASCII_WORD = 1;
+const MULTI_BYTE = 2;
+
+const BYTE_CLASS = (() => {
+  const table = new Uint8Array(256);
+  for (let b = 0x30; b <= 0x39; b++) table[b] = ASCII_WORD;
+  for (let b = 0x41; b <= 0x5a; b++) table[b] = ASCII_WORD;
+  for (let b = 0x61; b <= 0x7a; b++) table[b] = ASCII_WORD;
+  table[0x27] = ASCII_WORD;
+  for (let b = 0x80; b <= 0xff; b++) table[b] = MULTI_BYTE;
+  return table;
+})();
+
+/** Each byte as it is hashed and stored: ASCII upper case folded to lower, every other byte as it is. */
+const FOLD = (() => {
+  const table = new Uint8Array(256);
+  for (let b = 0; b < 256; b++) table[b] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+  return table;
+})();
+
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+const INITIAL_SLOTS = 1 << 12;
+const INITIAL_ARENA = 1 << 16;
+/** A word that does not fit the scratch buffer goes the slow way. */
+const SCRATCH_BYTES = 1 << 12;
+
+/**
+ * Counts the words of UTF-8 text given as bytes, exactly as `forEachWord` (src/job/Tokenizer.ts)
+ * finds them in the decoded text: maximal runs of letters, digits and apostrophes,
+ * lower-cased with toLowerCase, invalid bytes decoded as U+FFFD (a separator), as
+ * `Buffer#toString('utf8')` and `TextDecoder` do.
+ *
+ * No string is made per word. Each word's bytes are hashed while they are scanned
+ * (FNV-1a over the lower-cased bytes) and looked up in an open-addressing table whose
+ * keys are byte ranges of an arena; a string is made once per distinct word, when
+ * the counts are read (`forEach`, `entries`). ASCII words are scanned byte by byte;
+ * words with other characters are lower-cased code point by code point into a scratch
+ * buffer; the rare rest (4-byte characters, invalid bytes, a capital sigma, U+0130)
+ * is decoded and given to `forEachWord` itself, one run between ASCII separators at a
+ * time, which is exact because an ASCII byte is never part of a multi-byte character.
+ *
+ * Each chunk given to `add` is tokenized on its own: its ends are word ends (whole
+ * lines, for example). A chunk may be any Uint8Array; `add` keeps no reference to it.
+ *
+ * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 20 bytes of
+ * place, length, hash and count, and 16 to 32 bytes of table (kept at most half full);
+ * arrays double as they grow, so at most about 100 bytes a word plus twice its bytes.
+ * Nothing is kept per occurrence. The caller bounds
+ * the number of distinct words, or reads and clears the counter when `size` is large.
+ */
+export class WordCounter {
+  private slots = new Int32Array(INITIAL_SLOTS).fill(-1);
+  private slotHashes = new Int32Array(INITIAL_SLOTS);
+  private mask = INITIAL_SLOTS - 1;
+  private offsets = new Int32Array(INITIAL_SLOTS >> 1);
+  private lengths = new Int32Array(INITIAL_SLOTS >> 1);
+  private hashes = new Int32Array(INITIAL_SLOTS >> 1);
+  private counts = new Float64Array(INITIAL_SLOTS >> 1);
+  private distinct = 0;
+  private arena = Buffer.allocUnsafe(INITIAL_ARENA);
+  private arenaUsed = 0;
+  private readonly scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
+  private total = 0;
+
+  /** The number of distinct words counted. */
+  get size(): number {
+    return this.distinct;
+  }
+
+  /** The number of words counted, each occurrence once. */
+  get words(): number {
+    return this.total;
+  }
+
+  /** Counts the words of a chunk of UTF-8 text whose ends are word ends. */
+  add(chunk: Uint8Array): void {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      let b = chunk[i];
+      let kind = BYTE_CLASS[b];
+      if (kind === SEPARATOR) {
+        i++;
+        continue;
+      }
+      const start = i;
+      let hash = FNV_OFFSET;
+      while (kind === ASCII_WORD) {
+        hash = Math.imul(hash ^ FOLD[b], FNV_PRIME);
+        if (++i === n) break;
+        b = chunk[i];
+        kind = BYTE_CLASS[b];
+      }
+      if (kind === MULTI_BYTE) i = this.addUnicodeWord(chunk, start, i, hash);
+      else this.count(chunk, start, i - start, hash);
+    }
+  }
+
+  /** Adds `count` to a word given as a string (lower-cased as forEachWord would make it). */
+  addWord(word: string, count = 1): void {
+    const scratch = word.length * 3 <= SCRATCH_BYTES ? this.scratch : Buffer.allocUnsafe(word.length * 3);
+    const length = scratch.write(word, 0, 'utf8');
+    let hash = FNV_OFFSET;
+    for (let i = 0; i < length; i++) hash = Math.imul(hash ^ FOLD[scratch[i]], FNV_PRIME);
+    this.count(scratch, 0, length, hash, count);
+  }
+
+  /** Calls fn with each distinct word and its count, in the order the words were first seen; makes each word's string. */
+  forEach(fn: (word: string, count: number) => void): void {
+    for (let e = 0; e < this.distinct; e++) fn(this.word(e), this.counts[e]);
+  }
+
+  /** Each distinct word and its count as a [word, count] pair, one at a time (a consumer that has to wait just stops pulling). */
+  *entries(): Generator<[string, number]> {
+    for (let e = 0; e < this.distinct; e++) yield [this.word(e), this.counts[e]];
+  }
+
+  /** Forgets every word; the memory it has grown to is kept for reuse. */
+  clear(): void {
+    this.slots.fill(-1);
+    this.distinct = 0;
+    this.arenaUsed = 0;
+    this.total = 0;
+  }
+
+  private word(e: number): string {
+    const start = this.offsets[e];
+    return this.arena.toString('utf8', start, start + this.lengths[e]);
+  }
+
+  /**
+   * Goes on with a word from `at`, where a multi-byte sequence starts: its characters
+   * are decoded and lower-cased into the scratch buffer after the ASCII bytes before
+   * them (hash carried on). Returns where the scan goes on.
+   */
+  private addUnicodeWord(chunk: Uint8Array, start: number, at: number, hash: number): number {
+    const n = chunk.length;
+    const scratch = this.scratch;
+    if (at - start > SCRATCH_BYTES - 4) return this.addByReference(chunk, start);
+    let length = 0;
+    for (let k = start; k < at; k++) scratch[length++] = FOLD[chunk[k]];
+    let i = at;
+    while (i < n) {
+      const b = chunk[i];
+      let cp: number;
+      let size: number;
+      if (b < 0x80) {
+        if (BYTE_CLASS[b] === SEPARATOR) break;
+        if (length >= SCRATCH_BYTES - 4) return this.addByReference(chunk, start);
+        const folded = FOLD[b];
+        scratch[length++] = folded;
+        hash = Math.imul(hash ^ folded, FNV_PRIME);
+        i++;
+        continue;
+      } else if (b >= 0xc2 && b <= 0xdf) {
+        if (i + 1 >= n || (chunk[i + 1] & 0xc0) !== 0x80) return this.addByReference(chunk, start);
+        cp = ((b & 0x1f) << 6) | (chunk[i + 1] & 0x3f);
+        size = 2;
+      } else if (b >= 0xe0 && b <= 0xef) {
+        if (i + 2 >= n) return this.addByReference(chunk, start);
+        const b1 = chunk[i + 1];
+        const b2 = chunk[i + 2];
+        // Overlong forms (E0 below A0) and surrogates (ED from A0) are invalid: U+FFFD.
+        if ((b1 & 0xc0) !== 0x80 || (b2 & 0xc0) !== 0x80 || (b === 0xe0 && b1 < 0xa0) || (b === 0xed && b1 >= 0xa0)) {
+          return this.addByReference(chunk, start);
+        }
+        cp = ((b & 0x0f) << 12) | ((b1 & 0x3f) << 6) | (b2 & 0x3f);
+        size = 3;
+      } else {
+        // 4-byte characters (outside the BMP) and invalid bytes are rare: the reference decides.
+        return this.addByReference(chunk, start);
+      }
+      if (!isWordCodePoint(cp)) {
+        // A separator outside ASCII ends the word; the scan goes on after it.
+        if (length > 0) this.count(scratch, 0, length, hash);
+        return i + size;
+      }
+      const lower = lowerWordCodePoint(cp);
+      if (lower < 0 || length >= SCRATCH_BYTES - 4) return this.addByReference(chunk, start);
+      if (lower < 0x80) {
+        scratch[length++] = lower;
+        hash = Math.imul(hash ^ lower, FNV_PRIME);
+      } else if (lower < 0x800) {
+        const c0 = 0xc0 | (lower >> 6);
+        const c1 = 0x80 | (lower & 0x3f);
+        scratch[length++] = c0;
+        scratch[length++] = c1;
+        hash = Math.imul(Math.imul(hash ^ c0, FNV_PRIME) ^ c1, FNV_PRIME);
+      } else {
+        const c0 = 0xe0 | (lower >> 12);
+        const c1 = 0x80 | ((lower >> 6) & 0x3f);
+        const c2 = 0x80 | (lower & 0x3f);
+        scratch[length++] = c0;
+        scratch[length++] = c1;
+        scratch[length++] = c2;
+        hash = Math.imul(Math.imul(Math.imul(hash ^ c0, FNV_PRIME) ^ c1, FNV_PRIME) ^ c2, FNV_PRIME);
+      }
+      i += size;
+    }
+    if (length > 0) this.count(scratch, 0, length, hash);
+    return i;
+  }
+
+  /**
+   * The exact way for what the byte scan does not decide: from `start` (a character
+   * boundary, where no word is in progress) to the next ASCII separator, the bytes
+   * are decoded and forEachWord finds the words. Returns the end of that run.
+   */
+  private addByReference(chunk: Uint8Array, start: number): number {
+    const n = chunk.length;
+    let end = start;
+    while (end < n && BYTE_CLASS[chunk[end]] !== SEPARATOR) end++;
+    const text = Buffer.from(chunk.buffer, chunk.byteOffset + start, end - start).toString('utf8');
+    forEachWord(text, (word) => this.addWord(word));
+    return end;
+  }
+
+  /** Adds `by` to the word of bytes[start, start + length), lower-cased by FOLD, whose hash is given. */
+  private count(bytes: Uint8Array, start: number, length: number, hash: number, by = 1): void {
+    this.total += by;
+    const slots = this.slots;
+    const mask = this.mask;
+    let slot = (hash ^ (hash >>> 15)) & mask;
+    for (;;) {
+      const e = slots[slot];
+      if (e < 0) break;
+      if (this.slotHashes[slot] === hash && this.lengths[e] === length && this.equals(e, bytes, start, length)) {
+        this.counts[e] += by;
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    this.insert(slot, bytes, start, length, hash, by);
+  }
+
+  private equals(e: number, bytes: Uint8Array, start: number, length: number): boolean {
+    const arena = this.arena;
+    const offset = this.offsets[e];
+    for (let k = 0; k < length; k++) if (arena[offset + k] !== FOLD[bytes[start + k]]) return false;
+    return true;
+  }
+
+  private insert(slot: number, bytes: Uint8Array, start: number, length: number, hash: number, by: number): void {
+    const e = this.distinct++;
+    if (e === this.offsets.length) this.growEntries();
+    if (this.arenaUsed + length > this.arena.length) this.growArena(length);
+    const arena = this.arena;
+    const offset = this.arenaUsed;
+    for (let k = 0; k < length; k++) arena[offset + k] = FOLD[bytes[start + k]];
+    this.arenaUsed += length;
+    this.offsets[e] = offset;
+    this.lengths[e] = length;
+    this.hashes[e] = hash;
+    this.counts[e] = by;
+    this.slots[slot] = e;
+    this.slotHashes[slot] = hash;
+    // At most half full, so probes stay short.
+    if (this.distinct * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+  }
+
+  private growEntries(): void {
+    const size = this.offsets.length * 2;
+    const grow = <T extends Int32Array | Float64Array>(old: T, make: (n: number) => T): T => {
+      const array = make(size);
+      array.set(old);
+      return array;
+    };
+    this.offsets = grow(this.offsets, (n) => new Int32Array(n));
+    this.lengths = grow(this.lengths, (n) => new Int32Array(n));
+    this.hashes = grow(this.hashes, (n) => new Int32Array(n));
+    this.counts = grow(this.counts, (n) => new Float64Array(n));
+  }
+
+  private growArena(needed: number): void {
+    const arena = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.arenaUsed + needed));
+    this.arena.copy(arena, 0, 0, this.arenaUsed);
+    this.arena = arena;
+  }
+
+  private rehash(size: number): void {
+    const slots = new Int32Array(size).fill(-1);
+    const slotHashes = new Int32Array(size);
+    const mask = size - 1;
+    for (let e = 0; e < this.distinct; e++) {
+      const hash = this.hashes[e];
+      let slot = (hash ^ (hash >>> 15)) & mask;
+      while (slots[slot] >= 0) slot = (slot + 1) & mask;
+      slots[slot] = e;
+      slotHashes[slot] = hash;
+    }
+    this.slots = slots;
+    this.slotHashes = slotHashes;
+    this.mask = mask;
+  }
+}
