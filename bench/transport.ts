@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ResultPartition } from '../src/network/partition/ResultPartition.js';
 import { ShuffleEnvironment } from '../src/network/ShuffleEnvironment.js';
-import { HandoverPort, isHandover } from '../src/network/thread/Handover.js';
+import { createHandoverRings, HandoverLink } from '../src/network/thread/HandoverLink.js';
 import { NetworkEnd } from '../src/network/thread/NetworkEnd.js';
 import { measureLoopback, type LoopbackResult } from './loopback.js';
 import { BUFFERS, DEFAULT_CASES, PARTITION_ID, type TransportCase, type Workload } from './transportCases.js';
@@ -83,6 +83,7 @@ export async function measureTransport(benchCase: TransportCase): Promise<Transp
 /** A task thread of this benchmark and the network thread's end of it. */
 class TaskThread {
   private readonly worker: Worker;
+  private readonly link: HandoverLink;
   private readonly end: NetworkEnd;
   private result: Promise<TransportThreadResult>;
 
@@ -94,14 +95,20 @@ class TaskThread {
     gates: number[],
     openInput: (end: NetworkEnd, g: number) => void,
   ) {
-    const data: TransportThreadData = { role, shared: env.buffers.arena.shared, benchCase };
+    const rings = createHandoverRings();
+    const data: TransportThreadData = { role, shared: env.buffers.arena.shared, benchCase, rings };
     this.worker = new Worker(THREAD, { workerData: data });
-    this.end = new NetworkEnd(env, new HandoverPort(this.worker), partitions, gates, role, {
+    this.link = HandoverLink.network(rings);
+    this.end = new NetworkEnd(env, this.link.port(this.worker), partitions, gates, role, {
       inputRequested: (g) => openInput(this.end, g),
       partitionFinished: () => {},
     });
+    this.link.handler = (entries) => this.end.handle(entries);
     this.result = new Promise((resolve, reject) => {
-      this.worker.on('message', (message: unknown) => (isHandover(message) ? this.end.handle(message.handover, message.strings) : resolve(message as TransportThreadResult)));
+      this.worker.on('message', (message: TransportThreadResult) => {
+        this.link.drain();
+        resolve(message);
+      });
       this.worker.once('error', reject);
     });
   }
@@ -113,6 +120,7 @@ class TaskThread {
 
   async close(): Promise<void> {
     await this.worker.terminate();
+    this.link.close();
     this.end.reclaim();
   }
 }
@@ -155,5 +163,7 @@ function median<T>(values: T[], key: (value: T) => number): T {
 if (process.argv[1] === SELF && process.argv[2] === 'producer') {
   // A benchmark that dies (or hangs and is killed) takes its producer with it.
   process.once('disconnect', () => process.exit(1));
+  // Stopped by the benchmark once it has read everything: exit cleanly (a --cpu-prof profile is written then).
+  process.once('SIGTERM', () => process.exit(0));
   void produce(JSON.parse(process.argv[3]) as TransportCase);
 }

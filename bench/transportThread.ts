@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { SharedSegments } from '../src/network/buffer/NetworkBufferPool.js';
 import type { InputGate } from '../src/network/consumer/InputGate.js';
 import { RecordReader } from '../src/network/consumer/RecordReader.js';
-import { isHandover } from '../src/network/thread/Handover.js';
+import { HandoverLink, type HandoverRings } from '../src/network/thread/HandoverLink.js';
 import { TaskEnd } from '../src/network/thread/TaskEnd.js';
 import { RebalanceSelector } from '../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../src/network/writer/RecordWriter.js';
@@ -17,6 +17,7 @@ export interface TransportThreadData {
   role: 'produce' | 'consume';
   shared: SharedSegments;
   benchCase: TransportCase;
+  rings: HandoverRings;
 }
 
 /** What the thread reports when its side is done. */
@@ -26,12 +27,14 @@ export interface TransportThreadResult {
 }
 
 const port = parentPort!;
-const { role, shared, benchCase } = workerData as TransportThreadData;
+const { role, shared, benchCase, rings } = workerData as TransportThreadData;
 const n = benchCase.channels;
-const end = new TaskEnd(port, shared, role === 'produce' ? [{ id: PARTITION_ID, numSubpartitions: n }] : []);
+const link = HandoverLink.task(rings);
+const end = new TaskEnd(link.port(port), shared, role === 'produce' ? [{ id: PARTITION_ID, numSubpartitions: n }] : []);
+link.handler = (entries) => end.handle(entries);
 port.on('message', (message: unknown) => {
-  if (isHandover(message)) end.handle(message.handover, message.strings);
-  else if (message === 'go') void (role === 'produce' ? produce() : consume()).then((result) => end.port.post(result));
+  link.drain();
+  if (message === 'go') void (role === 'produce' ? produce() : consume()).then((result) => end.port.post(result));
 });
 
 async function produce(): Promise<TransportThreadResult> {

@@ -1,16 +1,15 @@
 /**
  * The handover between a task thread and the network thread, both ends run here
- * over a MessageChannel: records written through a TaskEnd reach the partitions
+ * over a pair of shared rings: records written through a TaskEnd reach the partitions
  * of its NetworkEnd, and a second TaskEnd reads them back through local channels,
  * buffers passing by index only. Whatever happens, every buffer returns.
  */
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
 import { RecordReader } from '../src/network/consumer/RecordReader.js';
 import type { PartitionType } from '../src/network/partition/ResultPartition.js';
 import { ShuffleEnvironment } from '../src/network/ShuffleEnvironment.js';
-import { isHandover } from '../src/network/thread/Handover.js';
+import { createHandoverRings, HandoverLink } from '../src/network/thread/HandoverLink.js';
 import { NetworkEnd } from '../src/network/thread/NetworkEnd.js';
 import { TaskEnd } from '../src/network/thread/TaskEnd.js';
 import { KeyGroupSelector, RebalanceSelector } from '../src/network/writer/ChannelSelector.js';
@@ -18,11 +17,12 @@ import { RecordWriter } from '../src/network/writer/RecordWriter.js';
 import { KiB, tempDir, turn } from './helpers/plane.js';
 
 const SEGMENT = 4 * KiB;
-const ports: MessagePort[] = [];
+const links: HandoverLink[] = [];
 const dirs: (() => void)[] = [];
+const NO_CONTROL = { postMessage: () => {} };
 
 afterEach(() => {
-  for (const port of ports.splice(0)) port.close();
+  for (const link of links.splice(0)) link.close();
   for (const remove of dirs.splice(0)) remove();
 });
 
@@ -32,21 +32,20 @@ function environment(memory = 4 << 20): ShuffleEnvironment {
   return new ShuffleEnvironment({ memory, segmentSize: SEGMENT, spillDir: dir, blockingMemoryBudget: 64 * KiB });
 }
 
-/** A task end and a network end joined by a message channel, as a task thread and its TaskManager are. */
+/** A task end and a network end joined by shared rings, as a task thread and its TaskManager are. */
 function join(env: ShuffleEnvironment, outputs: { id: string; type: PartitionType; subpartitions: number }[], inputs: number[], attach: (end: NetworkEnd, g: number) => void) {
-  const { port1, port2 } = new MessageChannel();
-  ports.push(port1, port2);
+  const rings = createHandoverRings();
+  const [networkLink, taskLink] = [HandoverLink.network(rings), HandoverLink.task(rings)];
+  links.push(networkLink, taskLink);
   const partitions = outputs.map((o) => env.createPartition(o.id, o.type, o.subpartitions));
   const finished: number[] = [];
-  let network: NetworkEnd | null = null;
-  const taskEnd = new TaskEnd(port2, env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions })));
-  const networkPort = new TaskEnd(port1, env.buffers.arena, []).port;
-  network = new NetworkEnd(env, networkPort, partitions, inputs, 'task', {
-    inputRequested: (g) => attach(network!, g),
+  const taskEnd = new TaskEnd(taskLink.port(NO_CONTROL), env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions })));
+  const network: NetworkEnd = new NetworkEnd(env, networkLink.port(NO_CONTROL), partitions, inputs, 'task', {
+    inputRequested: (g) => attach(network, g),
     partitionFinished: (p) => finished.push(p),
   });
-  port1.on('message', (m: unknown) => isHandover(m) && network!.handle(m.handover, m.strings));
-  port2.on('message', (m: unknown) => isHandover(m) && taskEnd.handle(m.handover, m.strings));
+  networkLink.handler = (entries) => network.handle(entries);
+  taskLink.handler = (entries) => taskEnd.handle(entries);
   return { taskEnd, network, partitions, finished };
 }
 

@@ -1,11 +1,10 @@
-import type { Worker } from 'node:worker_threads';
 import type { PartitionLocation, TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
-import { HandoverPort, isHandover } from '../network/thread/Handover.js';
+import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
 import { NetworkEnd } from '../network/thread/NetworkEnd.js';
 import type { FromTaskThread, TaskEndState, ToTaskThread } from './TaskThreadMessages.js';
-import type { TaskThreadPool } from './TaskThreadPool.js';
+import type { TaskThread, TaskThreadPool } from './TaskThreadPool.js';
 
 /** What a task's host tells its TaskManager. */
 export interface TaskHostListener {
@@ -34,7 +33,7 @@ export class TaskHost {
   private readonly network: NetworkEnd;
   private readonly locations: (PartitionLocation | null)[][];
   private readonly requestedInputs = new Set<number>();
-  private worker: Worker | null = null;
+  private thread: TaskThread | null = null;
   private port: HandoverPort | null = null;
   private outcome: TaskOutcome | null = null;
   private resolveOutcome: (outcome: TaskOutcome) => void = () => {};
@@ -58,9 +57,7 @@ export class TaskHost {
         this.partitions.push(partition);
         if (out.type === 'pipelined') partition.onFirstBuffer = () => listener.partitionReady(partition.id);
       }
-      const port = new HandoverPort({ postMessage: (message) => this.worker?.postMessage(message) });
-      this.port = port;
-      this.network = new NetworkEnd(env, port, this.partitions, descriptor.inputs.map((gate) => gate.channels.length), descriptor.taskId, {
+      this.network = new NetworkEnd(env, this.handoverPort, this.partitions, descriptor.inputs.map((gate) => gate.channels.length), descriptor.taskId, {
         inputRequested: (g) => {
           this.requestedInputs.add(g);
           this.openInputs();
@@ -83,30 +80,35 @@ export class TaskHost {
   run(): Promise<TaskOutcome> {
     if (this.canceled) this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} was canceled` });
     if (this.outcome !== null) return this.ended;
-    const worker = this.threads.acquire();
-    this.worker = worker;
-    worker.on('message', this.onMessage);
-    worker.on('error', this.onError);
-    worker.on('exit', this.onExit);
+    const thread = this.threads.acquire();
+    this.thread = thread;
+    this.port = thread.link.port(thread.worker);
+    thread.link.handler = (entries) => this.network.handle(entries);
+    thread.worker.on('message', this.onMessage);
+    thread.worker.on('error', this.onError);
+    thread.worker.on('exit', this.onExit);
     this.post({ type: 'run', descriptor: this.descriptor });
     return this.ended;
   }
+
+  /** The network end writes through the thread's port while the task runs; before and after, nowhere. */
+  private readonly handoverPort: EntrySink = { add: (entry) => this.port?.add(entry) };
 
   /** Asks the task to stop, and terminates its thread if it has not within the cancel timeout. */
   cancel(): void {
     if (this.canceled || this.outcome !== null) return;
     this.canceled = true;
-    if (this.worker === null) return;
+    if (this.thread === null) return;
     this.post({ type: 'cancel' });
     this.cancelTimer = setTimeout(() => void this.terminate(), this.cancelTimeoutMs);
   }
 
   /** Ends the task's thread now, whatever it is doing: for a TaskManager that stops. */
   async terminate(): Promise<void> {
-    const worker = this.worker;
-    if (worker === null || this.outcome !== null) return;
-    this.detach(worker);
-    await this.threads.terminate(worker);
+    const thread = this.thread;
+    if (thread === null || this.outcome !== null) return;
+    this.detach(thread);
+    await this.threads.terminate(thread);
     this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} did not stop within ${this.cancelTimeoutMs} ms of its cancel and was terminated` });
   }
 
@@ -147,10 +149,8 @@ export class TaskHost {
   }
 
   private readonly onMessage = (message: unknown): void => {
-    if (isHandover(message)) {
-      this.network.handle(message.handover, message.strings);
-      return;
-    }
+    // Entries published before this message are read first.
+    this.thread?.link.drain();
     const control = message as FromTaskThread;
     if (control.type === 'counters') this.counters = control.counters;
     else if (control.type === 'collect') {
@@ -160,10 +160,10 @@ export class TaskHost {
       );
     } else {
       this.counters = control.counters;
-      const worker = this.worker!;
-      this.detach(worker);
+      const thread = this.thread!;
+      this.detach(thread);
       this.end({ state: control.state, error: control.error });
-      this.threads.release(worker, control.modules);
+      this.threads.release(thread, control.modules);
     }
   };
 
@@ -181,17 +181,21 @@ export class TaskHost {
 
   /** The thread died: it is not reused, and its memory is no longer touched. */
   private detachAndEnd(outcome: TaskOutcome): void {
-    const worker = this.worker;
-    if (worker === null) return;
-    this.detach(worker);
-    void this.threads.terminate(worker).then(() => this.end(outcome));
+    const thread = this.thread;
+    if (thread === null) return;
+    this.detach(thread);
+    void this.threads.terminate(thread).then(() => this.end(outcome));
   }
 
-  private detach(worker: Worker): void {
-    worker.off('message', this.onMessage);
-    worker.off('error', this.onError);
-    worker.off('exit', this.onExit);
-    this.worker = null;
+  /** The thread no longer serves this task: nothing more goes to it or comes from it for this task. */
+  private detach(thread: TaskThread): void {
+    thread.worker.off('message', this.onMessage);
+    thread.worker.off('error', this.onError);
+    thread.worker.off('exit', this.onExit);
+    thread.link.handler = null;
+    this.port?.discard();
+    this.port = null;
+    this.thread = null;
   }
 
   /** Takes back every buffer the thread held and, unless the task finished, releases its partitions. */

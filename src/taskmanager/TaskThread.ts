@@ -9,7 +9,7 @@ import { pack } from 'msgpackr';
 import { JobLoader } from '../job/JobLoader.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
-import { isHandover } from '../network/thread/Handover.js';
+import { HandoverLink } from '../network/thread/HandoverLink.js';
 import { TaskEnd } from '../network/thread/TaskEnd.js';
 import { Task, type TaskShuffle } from './Task.js';
 import type { FromTaskThread, TaskEndState, TaskThreadData, ToTaskThread } from './TaskThreadMessages.js';
@@ -25,16 +25,17 @@ interface Running {
 }
 
 const port = parentPort!;
-const { shared, modulesDir } = workerData as TaskThreadData;
+const { shared, modulesDir, rings } = workerData as TaskThreadData;
 const arena = new SegmentArena(shared);
 const loader = new JobLoader(modulesDir, null);
+const link = HandoverLink.task(rings);
 let running: Running | null = null;
+// Entries for a task that has ended (published before its end was known) find no task and are dropped.
+link.handler = (entries) => running?.end.handle(entries);
 
 port.on('message', (message: unknown) => {
-  if (isHandover(message)) {
-    running?.end.handle(message.handover, message.strings);
-    return;
-  }
+  // Entries published before this message are read first.
+  link.drain();
   const control = message as ToTaskThread;
   if (control.type === 'run') void run(control.descriptor);
   else if (control.type === 'cancel') cancel();
@@ -53,7 +54,7 @@ function send(state: Running, message: FromTaskThread): void {
 
 async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
   const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions }));
-  const state: Running = { end: new TaskEnd(port, arena, outputs), task: null, canceled: false, delivered: null };
+  const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null };
   running = state;
   const timer = setInterval(() => state.task && send(state, { type: 'counters', counters: state.task.counters }), COUNTERS_INTERVAL_MS);
   let endState: TaskEndState = 'FINISHED';
@@ -72,6 +73,8 @@ async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
   }
   const counters: TaskCounters = state.task?.counters ?? { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
   send(state, { type: 'ended', state: endState, error, counters, modules: loader.importedModules });
+  // Whatever this task's leftovers still write (a late recycle) must not reach the next task.
+  state.end.port.discard();
 }
 
 function shuffleOf(end: TaskEnd, descriptor: TaskDeploymentDescriptor): TaskShuffle {

@@ -1,4 +1,5 @@
 import type { SharedSegments } from '../network/buffer/NetworkBufferPool.js';
+import type { HandoverRings } from '../network/thread/HandoverLink.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 
 /** What every task thread is started with. */
@@ -6,6 +7,7 @@ export interface TaskThreadData {
   shared: SharedSegments;
   /** Where the TaskManager stores uploaded job modules; a thread imports them from there. */
   modulesDir: string;
+  rings: HandoverRings;
 }
 
 /** A task's end as the thread reports it. */

@@ -1,14 +1,21 @@
 import { Worker } from 'node:worker_threads';
+import { createHandoverRings, HandoverLink } from '../network/thread/HandoverLink.js';
 import type { TaskThreadData } from './TaskThreadMessages.js';
 
 /** A thread that has imported this many distinct job modules is not kept: their code stays in its heap. */
 const MAX_MODULES_PER_THREAD = 16;
 
-export interface TaskThreadPoolOptions extends TaskThreadData {
+export interface TaskThreadPoolOptions extends Omit<TaskThreadData, 'rings'> {
   /** Idle threads kept for the next tasks. */
   keepIdle: number;
   /** A task thread's heap limit (V8's old generation), bytes; V8's default if absent. */
   taskHeapBytes?: number;
+}
+
+/** A task thread and the network thread's end of the handover with it. */
+export interface TaskThread {
+  worker: Worker;
+  link: HandoverLink;
 }
 
 /**
@@ -16,8 +23,8 @@ export interface TaskThreadPoolOptions extends TaskThreadData {
  * ones kept for reuse, since starting a thread costs tens of milliseconds.
  */
 export class TaskThreadPool {
-  private readonly idle: Worker[] = [];
-  private readonly busy = new Set<Worker>();
+  private readonly idle: TaskThread[] = [];
+  private readonly busy = new Set<TaskThread>();
   private closed = false;
 
   constructor(private readonly options: TaskThreadPoolOptions) {}
@@ -30,46 +37,49 @@ export class TaskThreadPool {
     return this.idle.length;
   }
 
-  acquire(): Worker {
+  acquire(): TaskThread {
     if (this.closed) throw new Error('the TaskManager is stopping');
-    const worker = this.idle.pop() ?? this.spawn();
-    this.busy.add(worker);
-    return worker;
+    const thread = this.idle.pop() ?? this.spawn();
+    this.busy.add(thread);
+    return thread;
   }
 
   /** A thread whose task is over: kept for the next task if it is sound and room is left, else ended. */
-  release(worker: Worker, modules: number): void {
-    this.busy.delete(worker);
-    if (!this.closed && modules <= MAX_MODULES_PER_THREAD && this.idle.length < this.options.keepIdle) this.idle.push(worker);
-    else void worker.terminate();
+  release(thread: TaskThread, modules: number): void {
+    this.busy.delete(thread);
+    if (!this.closed && modules <= MAX_MODULES_PER_THREAD && this.idle.length < this.options.keepIdle) this.idle.push(thread);
+    else void thread.worker.terminate();
   }
 
   /** Stops a thread whatever it is doing; resolves once it has stopped and its memory is no longer touched. */
-  async terminate(worker: Worker): Promise<void> {
-    this.busy.delete(worker);
-    await worker.terminate();
+  async terminate(thread: TaskThread): Promise<void> {
+    this.busy.delete(thread);
+    await thread.worker.terminate();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.idle.splice(0), ...this.busy];
     this.busy.clear();
-    await Promise.all(all.map((worker) => worker.terminate()));
+    await Promise.all(all.map((thread) => thread.worker.terminate()));
   }
 
-  private spawn(): Worker {
+  private spawn(): TaskThread {
     const { shared, modulesDir, taskHeapBytes } = this.options;
-    const data: TaskThreadData = { shared, modulesDir };
+    const rings = createHandoverRings();
+    const data: TaskThreadData = { shared, modulesDir, rings };
     const worker = new Worker(new URL('./TaskThread.js', import.meta.url), {
       workerData: data,
       resourceLimits: taskHeapBytes === undefined ? undefined : { maxOldGenerationSizeMb: Math.max(1, Math.floor(taskHeapBytes / (1 << 20))) },
     });
+    const thread: TaskThread = { worker, link: HandoverLink.network(rings) };
     // A thread that dies while idle is simply not reused.
     worker.once('exit', () => {
-      const i = this.idle.indexOf(worker);
+      thread.link.close();
+      const i = this.idle.indexOf(thread);
       if (i >= 0) this.idle.splice(i, 1);
-      this.busy.delete(worker);
+      this.busy.delete(thread);
     });
-    return worker;
+    return thread;
   }
 }

@@ -1,10 +1,12 @@
+import type { RingWriter } from './SharedRing.js';
+
 /**
  * Buffers change threads by index: the task thread and the network thread of a
  * TaskManager exchange small integer entries about segments of the shared network
- * memory, never the bytes. Entries are batched into one message per microtask (or
- * per HANDOVER_BATCH numbers), so there is no message per record or per buffer.
+ * memory, never the bytes, through a ring in shared memory: no message per record
+ * or per buffer, and no wake-up while both threads are busy.
  *
- * Every entry is an opcode and its operands; `s` refers to the message's strings.
+ * Every entry is an opcode and its operands; `s` is a string operand (encodeString).
  *
  * | task thread -> network thread | operands |
  * |---|---|
@@ -43,88 +45,91 @@ export const enum Op {
   PARTITION_ERROR = 16,
 }
 
-/** Numbers a batch may hold before it is sent without waiting for the microtask. */
+/** Ints written before they are published without waiting for the end of the turn. */
 export const HANDOVER_BATCH = 256;
 
-/** A batch of entries as it crosses threads. */
-export interface HandoverMessage {
-  handover: number[];
-  strings: string[];
+/** Longest string operand carried, in UTF-16 units; longer ones are cut. */
+const MAX_STRING = 4096;
+
+/** Where entries go: a HandoverPort, or a stand-in for one that is not there yet. */
+export interface EntrySink {
+  add(entry: number[]): void;
 }
 
-/** The side of a MessagePort or Worker this needs. */
+/** The side of a MessagePort or Worker that control messages take. */
 export interface MessageTarget {
   postMessage(message: unknown): void;
 }
 
-export function isHandover(message: unknown): message is HandoverMessage {
-  return typeof message === 'object' && message !== null && 'handover' in message;
+/** A string operand: its length (-1 for none), then its UTF-16 units. */
+export function encodeString(text: string | null): number[] {
+  if (text === null) return [-1];
+  const cut = text.length > MAX_STRING ? text.slice(0, MAX_STRING) : text;
+  const out = new Array<number>(cut.length + 1);
+  out[0] = cut.length;
+  for (let i = 0; i < cut.length; i++) out[i + 1] = cut.charCodeAt(i);
+  return out;
+}
+
+/** The string operand at `at`, and where the entry goes on after it. */
+export function decodeString(ints: ArrayLike<number>, at: number): [text: string | null, next: number] {
+  const length = ints[at];
+  if (length < 0) return [null, at + 1];
+  let text = '';
+  for (let i = 0; i < length; i++) text += String.fromCharCode(ints[at + 1 + i]);
+  return [text, at + 1 + length];
 }
 
 /**
- * One direction of the handover: collects entries and sends them in batches. A
- * control message sent through it goes after every entry added before it.
+ * One direction of the handover: entries go into a shared ring (see SharedRing.ts)
+ * and are published once per turn of the event loop, or every HANDOVER_BATCH ints,
+ * so that whatever a socket read, a write or a recycle freed in one turn goes
+ * together. A control message goes after every entry added before it: the reader
+ * drains the ring before it handles one.
  */
-export class HandoverPort {
-  private entries: number[] = [];
-  private strings: string[] = [];
+export class HandoverPort implements EntrySink {
+  private pending = 0;
   private scheduled = false;
+  private discarded = false;
 
-  constructor(private readonly target: MessageTarget) {}
+  constructor(
+    private readonly ring: RingWriter,
+    private readonly control: MessageTarget,
+  ) {}
 
-  add1(op: Op, a: number): void {
-    this.entries.push(op, a);
-    this.added();
-  }
-
-  add2(op: Op, a: number, b: number): void {
-    this.entries.push(op, a, b);
-    this.added();
-  }
-
-  add3(op: Op, a: number, b: number, c: number): void {
-    this.entries.push(op, a, b, c);
-    this.added();
-  }
-
-  add4(op: Op, a: number, b: number, c: number, d: number): void {
-    this.entries.push(op, a, b, c, d);
-    this.added();
-  }
-
-  add5(op: Op, a: number, b: number, c: number, d: number, e: number): void {
-    this.entries.push(op, a, b, c, d, e);
-    this.added();
-  }
-
-  /** A string for an entry's operand. */
-  string(text: string): number {
-    return this.strings.push(text) - 1;
-  }
-
-  /** Sends a control message after the entries before it. */
-  post(message: unknown): void {
-    this.flush();
-    this.target.postMessage(message);
-  }
-
-  flush(): void {
-    if (this.entries.length === 0) return;
-    const message: HandoverMessage = { handover: this.entries, strings: this.strings };
-    this.entries = [];
-    this.strings = [];
-    this.target.postMessage(message);
-  }
-
-  private added(): void {
-    if (this.entries.length >= HANDOVER_BATCH) this.flush();
+  add(entry: number[]): void {
+    if (this.discarded) return;
+    this.ring.write(entry);
+    this.pending += entry.length;
+    if (this.pending >= HANDOVER_BATCH) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      // Once per turn of the event loop: every buffer a socket read, a write or a recycle freed in this turn goes in one message.
       setImmediate(() => {
         this.scheduled = false;
         this.flush();
       });
     }
+  }
+
+  /** Sends a control message after the entries before it. */
+  post(message: unknown): void {
+    if (this.discarded) return;
+    this.flush();
+    this.control.postMessage(message);
+  }
+
+  flush(): void {
+    if (this.pending === 0 || this.discarded) return;
+    this.pending = 0;
+    this.ring.publish();
+  }
+
+  /**
+   * The task this port served has ended: nothing more is sent, and what was written
+   * but not published is dropped, so that it cannot reach the next task on the ring.
+   */
+  discard(): void {
+    this.discarded = true;
+    this.ring.discard();
   }
 }

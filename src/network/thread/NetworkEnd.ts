@@ -6,7 +6,7 @@ import type { ChannelAvailability, InputChannel } from '../consumer/InputChannel
 import type { ResultPartition } from '../partition/ResultPartition.js';
 import { eventTypeOf, EventType } from '../serialization/Events.js';
 import type { ChannelSource, ShuffleEnvironment } from '../ShuffleEnvironment.js';
-import { HandoverPort, Op } from './Handover.js';
+import { decodeString, encodeString, type EntrySink, Op } from './Handover.js';
 
 /** What the network end asks of the process that runs the task. */
 export interface NetworkEndListener {
@@ -46,7 +46,7 @@ export class NetworkEnd {
 
   constructor(
     private readonly env: ShuffleEnvironment,
-    private readonly port: HandoverPort,
+    private readonly port: EntrySink,
     private readonly partitions: readonly ResultPartition[],
     gateChannels: readonly number[],
     name: string,
@@ -69,7 +69,7 @@ export class NetworkEnd {
   }
 
   /** Applies a batch of entries from the task thread. */
-  handle(entries: readonly number[], strings: readonly string[]): void {
+  handle(entries: readonly number[]): void {
     for (let i = 0; i < entries.length; ) {
       const op = entries[i] as Op;
       switch (op) {
@@ -94,10 +94,12 @@ export class NetworkEnd {
           this.onFinish(entries[i + 1]);
           i += 2;
           break;
-        case Op.RELEASE:
-          this.releasePartition(entries[i + 1], new Error(strings[entries[i + 2]]));
-          i += 3;
+        case Op.RELEASE: {
+          const [cause, next] = decodeString(entries, i + 2);
+          this.releasePartition(entries[i + 1], new Error(cause ?? 'the task released it'));
+          i = next;
           break;
+        }
         case Op.OPEN:
           this.listener.inputRequested(entries[i + 1]);
           i += 2;
@@ -147,7 +149,7 @@ export class NetworkEnd {
     if (buffer.isEvent) {
       const type = eventTypeOf(buffer);
       buffer.recycle();
-      this.port.add3(Op.EVENT, g, channel, type);
+      this.port.add([Op.EVENT, g, channel, type]);
       if (type !== EventType.END_OF_PARTITION) return false;
       this.gates[g].channels[channel].release();
       return true;
@@ -159,13 +161,13 @@ export class NetworkEnd {
     }
     const loan = this.nextLoan++;
     this.lent.set(loan, buffer);
-    this.port.add5(Op.INPUT, g, channel, loan, segment, buffer.size);
+    this.port.add([Op.INPUT, g, channel, loan, segment, buffer.size]);
     return false;
   }
 
   failChannel(g: number, channel: number, error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    this.port.add3(Op.CHANNEL_ERROR, g, channel, this.port.string(message));
+    this.port.add([Op.CHANNEL_ERROR, g, channel, ...encodeString(message)]);
   }
 
   get isClosed(): boolean {
@@ -179,7 +181,7 @@ export class NetworkEnd {
     try {
       this.partitions[p].add(buffer, subpartition);
     } catch (error) {
-      this.port.add2(Op.PARTITION_ERROR, p, this.port.string(error instanceof Error ? error.message : String(error)));
+      this.port.add([Op.PARTITION_ERROR, p, ...encodeString(error instanceof Error ? error.message : String(error))]);
     }
   }
 
@@ -201,10 +203,10 @@ export class NetworkEnd {
   private onFinish(p: number): void {
     this.partitions[p].finish().then(
       () => {
-        this.port.add2(Op.FINISHED, p, -1);
+        this.port.add([Op.FINISHED, p, ...encodeString(null)]);
         this.listener.partitionFinished(p);
       },
-      (error: Error) => this.port.add2(Op.FINISHED, p, this.port.string(error.message)),
+      (error: Error) => this.port.add([Op.FINISHED, p, ...encodeString(error.message)]),
     );
   }
 
@@ -253,7 +255,7 @@ export class NetworkEnd {
     this.granted.set(segment, buffer);
     this.grantedCount[p]++;
     this.wanted[p]--;
-    this.port.add3(Op.GRANT, p, segment, this.partitions[p].pool.buffersInUse - this.grantedCount[p]);
+    this.port.add([Op.GRANT, p, segment, this.partitions[p].pool.buffersInUse - this.grantedCount[p]]);
   }
 
   private closeGate(g: number): void {

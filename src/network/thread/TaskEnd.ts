@@ -3,7 +3,7 @@ import { SegmentArena, type SharedSegments } from '../buffer/NetworkBufferPool.j
 import { InputGate } from '../consumer/InputGate.js';
 import type { SubpartitionAddress } from '../consumer/InputChannel.js';
 import { eventBuffer, type EventType } from '../serialization/Events.js';
-import { HandoverPort, Op, type MessageTarget } from './Handover.js';
+import { decodeString, Op, type HandoverPort } from './Handover.js';
 import { ThreadBufferPool } from './ThreadBufferPool.js';
 import { ThreadInputChannel } from './ThreadInputChannel.js';
 import { ThreadResultPartition } from './ThreadResultPartition.js';
@@ -20,13 +20,15 @@ export interface ThreadPartitionSpec {
  * that the network thread grants and lends by index.
  */
 export class TaskEnd {
-  readonly port: HandoverPort;
   private readonly arena: SegmentArena;
   private readonly partitions: ThreadResultPartition[];
   private readonly gates: ThreadInputChannel[][] = [];
 
-  constructor(target: MessageTarget, shared: SharedSegments | SegmentArena, outputs: readonly ThreadPartitionSpec[]) {
-    this.port = new HandoverPort(target);
+  constructor(
+    readonly port: HandoverPort,
+    shared: SharedSegments | SegmentArena,
+    outputs: readonly ThreadPartitionSpec[],
+  ) {
     this.arena = shared instanceof SegmentArena ? shared : new SegmentArena(shared);
     this.partitions = outputs.map(
       (spec, p) => new ThreadResultPartition(this.port, p, spec.id, spec.numSubpartitions, new ThreadBufferPool(this.port, p, this.arena)),
@@ -54,10 +56,10 @@ export class TaskEnd {
           () => {
             if (requested) return;
             requested = true;
-            this.port.add1(Op.OPEN, g);
+            this.port.add([Op.OPEN, g]);
           },
           () => {
-            if (--open === 0 && requested) this.port.add1(Op.CLOSE, g);
+            if (--open === 0 && requested) this.port.add([Op.CLOSE, g]);
           },
         ),
     );
@@ -67,7 +69,7 @@ export class TaskEnd {
   }
 
   /** Applies a batch of entries from the network thread. */
-  handle(entries: readonly number[], strings: readonly string[]): void {
+  handle(entries: readonly number[]): void {
     for (let i = 0; i < entries.length; ) {
       const op = entries[i] as Op;
       switch (op) {
@@ -83,18 +85,24 @@ export class TaskEnd {
           this.gates[entries[i + 1]][entries[i + 2]].deliver(eventBuffer(entries[i + 3] as EventType));
           i += 4;
           break;
-        case Op.CHANNEL_ERROR:
-          this.gates[entries[i + 1]][entries[i + 2]].fail(strings[entries[i + 3]]);
-          i += 4;
+        case Op.CHANNEL_ERROR: {
+          const [message, next] = decodeString(entries, i + 3);
+          this.gates[entries[i + 1]][entries[i + 2]].fail(message ?? 'the channel failed');
+          i = next;
           break;
-        case Op.FINISHED:
-          this.partitions[entries[i + 1]].finished(entries[i + 2] < 0 ? null : strings[entries[i + 2]]);
-          i += 3;
+        }
+        case Op.FINISHED: {
+          const [error, next] = decodeString(entries, i + 2);
+          this.partitions[entries[i + 1]].finished(error);
+          i = next;
           break;
-        case Op.PARTITION_ERROR:
-          this.partitions[entries[i + 1]].failed(strings[entries[i + 2]]);
-          i += 3;
+        }
+        case Op.PARTITION_ERROR: {
+          const [message, next] = decodeString(entries, i + 2);
+          this.partitions[entries[i + 1]].failed(message ?? 'the partition failed');
+          i = next;
           break;
+        }
         default:
           throw new Error(`unknown handover entry ${op} from the network thread`);
       }
@@ -116,6 +124,6 @@ class Loan implements BufferRecycler {
   ) {}
 
   recycle(): void {
-    this.port.add1(Op.RECYCLE, this.loan);
+    this.port.add([Op.RECYCLE, this.loan]);
   }
 }

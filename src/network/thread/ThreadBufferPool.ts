@@ -4,8 +4,8 @@ import type { WriterBufferPool } from '../partition/ResultPartitionWriter.js';
 import { Op, type HandoverPort } from './Handover.js';
 
 /** Buffers asked for at once, and the level of spare ones below which more are asked for. */
-const GRANT_BATCH = 8;
-const LOW_WATER = 2;
+const GRANT_BATCH = 32;
+const LOW_WATER = 16;
 
 /**
  * A task thread's share of a partition's pool, which lives in the network thread:
@@ -86,12 +86,12 @@ export class ThreadBufferPool implements WriterBufferPool, BufferRecycler {
 
   private giveBack(segment: Buffer): void {
     this.held--;
-    this.port.add2(Op.UNUSED, this.partition, this.arena.indexOf(segment));
+    this.port.add([Op.UNUSED, this.partition, this.arena.indexOf(segment)]);
   }
 
   private ask(): void {
     if (this.asked > 0 || this.released) return;
     this.asked = GRANT_BATCH;
-    this.port.add2(Op.WANT, this.partition, GRANT_BATCH);
+    this.port.add([Op.WANT, this.partition, GRANT_BATCH]);
   }
 }

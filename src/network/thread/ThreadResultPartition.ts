@@ -1,6 +1,6 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
-import { Op, type HandoverPort } from './Handover.js';
+import { encodeString, Op, type HandoverPort } from './Handover.js';
 import type { ThreadBufferPool } from './ThreadBufferPool.js';
 
 /**
@@ -27,14 +27,14 @@ export class ThreadResultPartition implements ResultPartitionWriter {
       throw this.failure;
     }
     const size = buffer.size;
-    this.port.add4(Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size);
+    this.port.add([Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size]);
   }
 
   finish(): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure);
     this.finishing ??= new Promise((resolve, reject) => {
       this.onFinished = (error) => (error === null ? resolve() : reject(error));
-      this.port.add1(Op.FINISH, this.index);
+      this.port.add([Op.FINISH, this.index]);
     });
     return this.finishing;
   }
@@ -47,7 +47,7 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     if (this.failure !== null) return;
     this.failure = cause;
     this.pool.release(cause);
-    this.port.add2(Op.RELEASE, this.index, this.port.string(cause.message));
+    this.port.add([Op.RELEASE, this.index, ...encodeString(cause.message)]);
   }
 
   /** The network thread answered FINISH. */
