@@ -6,7 +6,8 @@ import { callJson, retrying } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
-import { Heartbeat } from './Heartbeat.js';
+import { Heartbeat, type Registered } from './Heartbeat.js';
+import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js'; // issue 11
 import { Task } from './Task.js';
 
 export interface TaskManagerOptions {
@@ -32,11 +33,12 @@ export class TaskManager {
   private readonly http: FastifyInstance;
   private readonly tasks = new Map<string, Task>();
   /** Jobs canceled here; a deployment of theirs that arrives late does not start. */
-  private readonly canceledJobs = new Set<string>();
+  private readonly canceledJobs = new ExpiringSet<string>(JOB_MEMORY_MS); // issue 11: forgotten after a while
   /** Partition locations that arrived before their task was created. */
-  private readonly earlyLocations = new Map<string, [string, PartitionLocation][]>();
+  private readonly earlyLocations = new ExpiringMap<string, [string, PartitionLocation][]>(JOB_MEMORY_MS); // issue 11: a task that never came
   private readonly loader: JobLoader;
   private id = '';
+  private session = ''; // issue 11: the JobManager process registered with
   private heartbeat: Heartbeat | null = null;
   private metrics: NodeJS.Timeout | null = null;
   private readonly jm: string;
@@ -76,11 +78,12 @@ export class TaskManager {
     await this.register();
     this.heartbeat = new Heartbeat(
       this.jm,
-      this.id,
+      { id: this.id, session: this.session },
       this.options.heartbeatIntervalMs ?? 1000,
       // A 404 for an id this TaskManager has already left behind needs nothing.
       (id) => id === this.id && void this.rejoin(),
       (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
+      (modules, asOf) => this.loader.keepOnly(modules, asOf), // issue 11: drop copies of modules the JobManager dropped
     );
     this.metrics = setInterval(() => this.sendCounters(), this.options.heartbeatIntervalMs ?? 1000);
     this.metrics.unref();
@@ -99,7 +102,7 @@ export class TaskManager {
   }
 
   private async register(): Promise<void> {
-    ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
   }
 
   /**
@@ -113,7 +116,7 @@ export class TaskManager {
       for (const task of this.tasks.values()) task.cancel();
       this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
       await this.register();
-      this.heartbeat?.setId(this.id);
+      this.heartbeat?.setId({ id: this.id, session: this.session });
       console.error(`taskmanager registered again as ${this.id}`);
     } catch (error) {
       console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
