@@ -10,6 +10,7 @@ import { callJson, HttpError } from '../src/job/Http.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
 import { sortInput } from '../src/job/builtins/Sort.js';
+import { expectTaskManagersIdle } from './helpers/jobs.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/spillway.js');
@@ -220,7 +221,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     const status = await waitFor(id, 5000);
     expect(status.state).toBe('CANCELED');
     expect(Date.now() - start).toBeLessThan(5000);
-    await expectTaskManagersIdle();
+    await expectTaskManagersIdle(url);
   });
 
   test('10 jobs submitted at once all finish with correct results', async () => {
@@ -234,32 +235,9 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
       expect(summaries.reduce((s, r) => s + r[0], 0)).toBe(50_000 + i);
       expect(summaries.reduce((s, r) => s + r[1], 0)).toBe(100 + i);
     }
-    await expectTaskManagersIdle();
+    await expectTaskManagersIdle(url);
   });
 });
-
-interface TaskManagerStatus {
-  partitions: string[];
-  segmentsInUse: number;
-  spillFiles: string[];
-}
-
-/** Every TaskManager holds no partition, no spill file and no buffer. */
-async function expectTaskManagersIdle(): Promise<void> {
-  const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
-  const deadline = Date.now() + 5000;
-  for (const tm of taskmanagers) {
-    let status: TaskManagerStatus;
-    do {
-      status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`);
-      if (status.partitions.length === 0 && status.segmentsInUse === 0 && status.spillFiles.length === 0) break;
-      await sleep(100);
-    } while (Date.now() < deadline);
-    expect(status.partitions).toEqual([]);
-    expect(status.spillFiles).toEqual([]);
-    expect(status.segmentsInUse).toBe(0);
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

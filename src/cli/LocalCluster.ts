@@ -53,7 +53,7 @@ export class LocalCluster {
     process.once('exit', this.killAll);
     this.url = await this.startJobManager(this.options.port ?? 0);
     for (let i = 0; i < this.options.taskManagers; i++) {
-      const spillDir = path.join(this.dataDir, `taskmanager-${i}`);
+      const spillDir = this.taskManagerDir(i);
       const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
       if (this.options.memory) args.push('--memory', this.options.memory);
       if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
@@ -79,6 +79,16 @@ export class LocalCluster {
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
+  /** The spill folder of the i-th TaskManager (its partitions and its copies of job modules). */
+  taskManagerDir(i: number): string {
+    return path.join(this.dataDir, `taskmanager-${i}`);
+  }
+
+  /** The JobManager's data dir, unless --data-dir was given in jobManagerArgs. */
+  get jobManagerDir(): string {
+    return path.join(this.dataDir, 'jobmanager');
+  }
+
   /** The JobManager process (the first child). */
   get jobManager(): ChildProcess {
     return this.processes[0];
@@ -102,7 +112,7 @@ export class LocalCluster {
 
   private async startJobManager(port: number): Promise<string> {
     const args = ['jobmanager', '--port', String(port), ...this.heartbeatArgs(), ...(this.options.jobManagerArgs ?? [])];
-    if (!args.includes('--data-dir')) args.push('--data-dir', path.join(this.dataDir, 'jobmanager'));
+    if (!args.includes('--data-dir')) args.push('--data-dir', this.jobManagerDir);
     const jm = this.spawn(args, true, this.options.jobManagerNodeArgs);
     // The JobManager stays the first child, also after a restart.
     this.processes.pop();

@@ -89,6 +89,11 @@ export class JobHistory {
     this.trim();
   }
 
+  /** Resolves once every record written so far is durable: what was answered survives a crash. */
+  async committed(): Promise<void> {
+    await this.store.committed();
+  }
+
   get(id: string, seq: number): JobRecord | undefined {
     if (this.entries.get(seq)?.id !== id) return undefined;
     return this.pending.get(seq) ?? this.store.getJob(seq);

@@ -110,6 +110,7 @@ export class JobManager {
     });
     this.publicRoutes();
     this.internalRoutes();
+    this.debugRoutes();
   }
 
   /** Binds, opens the data dir and takes over what an earlier JobManager left there; returns the URL. */
@@ -154,7 +155,6 @@ export class JobManager {
     });
     this.ticker = setInterval(() => this.scheduler.schedule(), 1000);
     this.ticker.unref();
-    this.debugRoutes();
   }
 
   /** Only in a process started with --expose-gc: a collection on demand, for tests that measure the heap. */
@@ -172,6 +172,8 @@ export class JobManager {
     const http = this.http;
     http.post<{ Body: SubmitBody }>('/jobs', { schema: { body: submitSchema } }, async (request, reply) => {
       const job = await this.submit(request.body);
+      // Once answered, the job is known to a JobManager restarted after a crash.
+      await this.history.committed();
       return reply.code(202).send({ id: job.id });
     });
     http.get('/jobs', async () => ({ jobs: this.jobs().map((job) => summary(job)) }));
@@ -187,6 +189,7 @@ export class JobManager {
       const live = this.scheduler.jobs.get(job.id);
       if (!live || isTerminal(live.state)) return reply.code(409).send({ error: `job ${job.id} is ${job.state} already`, state: job.state });
       this.scheduler.cancel(live);
+      await this.history.committed();
       return { id: live.id, state: live.state };
     });
     http.get('/overview', async () => {

@@ -128,6 +128,11 @@ export class JobStore {
     return this.meta.put(name, value);
   }
 
+  /** Resolves once every write made so far is committed. */
+  committed(): Promise<boolean> {
+    return this.root.committed;
+  }
+
   close(): Promise<void> {
     return this.root.close();
   }
