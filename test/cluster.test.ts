@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus } from '../src/job/Corpus.js';
 import { callJson, HttpError } from '../src/job/Http.js';
-import { forEachWord } from '../src/job/Tokenizer.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
 import { sortInput } from '../src/job/builtins/Sort.js';
-import { expectTaskManagersIdle } from './helpers/jobs.js';
+import { expectCounts, expectTaskManagersIdle, referenceCount } from './helpers/jobs.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/spillway.js');
@@ -50,24 +49,6 @@ async function expectFinished(id: string): Promise<JobStatus> {
 
 async function result<T>(id: string): Promise<T[]> {
   return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
-}
-
-function referenceCount(dir: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const file of fs.readdirSync(dir).sort()) {
-    forEachWord(fs.readFileSync(path.join(dir, file), 'utf8'), (w) => counts.set(w, (counts.get(w) ?? 0) + 1));
-  }
-  return counts;
-}
-
-function expectCounts(records: [string, number][], expected: Map<string, number>): void {
-  const got = new Map<string, number>();
-  for (const [word, count] of records) {
-    expect(got.has(word), `word ${word} reported twice`).toBe(false);
-    got.set(word, count);
-  }
-  expect(got.size).toBe(expected.size);
-  for (const [word, count] of expected) expect(got.get(word), word).toBe(count);
 }
 
 async function expectBadRequest(body: unknown, pattern: RegExp, raw = false): Promise<void> {
