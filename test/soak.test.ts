@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { openDescriptors, processStats, type ProcessStats } from '../src/cli/ProcessStats.js';
@@ -121,12 +122,15 @@ async function runJobs(from: number, to: number, hashes: { modules: string[]; fa
 interface Level {
   heapUsed: number;
   processes: ProcessStats[];
+  /** What each process's descriptors are, to name the ones that are new in a failure. */
+  descriptors: string[][];
 }
 
 /** The JobManager's heap after a forced GC, and every process's descriptors and threads, once idle. */
 async function level(): Promise<Level> {
   const { heapUsed } = await callJson<{ heapUsed: number }>('POST', `${url}/internal/debug/gc`, {});
-  return { heapUsed, processes: cluster.processes.map((child) => processStats(child.pid!)) };
+  const processes = cluster.processes.map((child) => processStats(child.pid!));
+  return { heapUsed, processes, descriptors: cluster.processes.map((child) => openDescriptors(child.pid!)) };
 }
 
 /** Waits (a control-plane connection closes 5 s after its last use) until no process holds more than at the baseline. */
@@ -140,7 +144,12 @@ async function settledAtOrBelow(baseline: Level): Promise<Level> {
   }
 }
 
+let ownDispatcher: Dispatcher;
+
 beforeAll(async () => {
+  // This test's own calls share one connection per process: the connections it counts are the cluster's.
+  ownDispatcher = getGlobalDispatcher();
+  setGlobalDispatcher(new Agent({ connections: 1 }));
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-soak-'));
   text = path.join(work, 'words.txt');
   fs.writeFileSync(text, 'alpha beta gamma alpha\nbeta alpha\n'.repeat(100));
@@ -158,6 +167,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.stop();
   fs.rmSync(work, { recursive: true, force: true });
+  const agent = getGlobalDispatcher();
+  setGlobalDispatcher(ownDispatcher);
+  await agent.close();
 });
 
 test(`${JOBS} jobs of every kind (modules, failures, cancels): the JobManager's heap, every process's descriptors and threads stay level, nothing is left behind`, async () => {
@@ -172,9 +184,10 @@ test(`${JOBS} jobs of every kind (modules, failures, cancels): the JobManager's 
   console.log(`soak: ${JOBS} jobs in ${seconds.toFixed(1)} s; heap ${baseline.heapUsed} -> ${end.heapUsed} bytes`);
 
   expect(end.heapUsed, 'jobmanager heap after GC, at most 10% above its level after the first jobs').toBeLessThanOrEqual(baseline.heapUsed * 1.1);
-  cluster.processes.forEach((child, i) => {
+  cluster.processes.forEach((_child, i) => {
     const name = i === 0 ? 'jobmanager' : `taskmanager ${i}`;
-    expect(end.processes[i].fds, `${name} descriptors: ${openDescriptors(child.pid!).join(' ')}`).toBeLessThanOrEqual(baseline.processes[i].fds);
+    const added = end.descriptors[i].filter((d) => !baseline.descriptors[i].includes(d)).map(withPeer);
+    expect(end.processes[i].fds, `${name} descriptors, new since the baseline: ${added.join(' ')}`).toBeLessThanOrEqual(baseline.processes[i].fds);
     expect(end.processes[i].threads, `${name} threads`).toBeLessThanOrEqual(baseline.processes[i].threads);
   });
   await expectTaskManagersIdle(url);
@@ -188,6 +201,15 @@ test(`${JOBS} jobs of every kind (modules, failures, cancels): the JobManager's 
   for (let i = 0; i < 2; i++) expect(listOrEmpty(path.join(cluster.taskManagerDir(i), 'modules')), `taskmanager ${i + 1} module copies`).toEqual([]);
   expect(listOrEmpty(path.join(cluster.jobManagerDir, 'imports')), 'jobmanager module copies').toEqual([]);
 }, 150_000);
+
+/** A TCP socket with the process at its other end, if it is this test or a cluster process. */
+function withPeer(descriptor: string): string {
+  const match = /^tcp (\d+)->(\d+)/.exec(descriptor);
+  if (!match) return descriptor;
+  const candidates = [{ name: 'this test', pid: process.pid }, ...cluster.processes.map((child, i) => ({ name: i === 0 ? 'jobmanager' : `taskmanager ${i}`, pid: child.pid! }))];
+  const peer = candidates.find(({ pid }) => openDescriptors(pid).some((d) => d.startsWith(`tcp ${match[2]}->${match[1]}`)));
+  return `${descriptor} (from ${peer?.name ?? 'another process'})`;
+}
 
 function listOrEmpty(dir: string): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir) : [];

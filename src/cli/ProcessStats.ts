@@ -20,14 +20,41 @@ export function processStats(pid: number): ProcessStats {
   return { rss: field('VmRSS') * 1024, fds: fs.readdirSync(`/proc/${pid}/fd`).length, threads: field('Threads') };
 }
 
-/** What each open descriptor of a process is (`socket:[123]`, a path, `anon_inode:[eventfd]`), for a message that names a leak. */
+/**
+ * What each open descriptor of a process is (a path, `anon_inode:[eventfd]`, a TCP
+ * socket as `tcp LOCALPORT->REMOTEPORT STATE`), for a message that names a leak.
+ */
 export function openDescriptors(pid: number): string[] {
   const dir = `/proc/${pid}/fd`;
+  const sockets = tcpSockets(pid);
   return fs.readdirSync(dir).map((fd) => {
     try {
-      return fs.readlinkSync(`${dir}/${fd}`);
+      const target = fs.readlinkSync(`${dir}/${fd}`);
+      return sockets.get(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '') ?? target;
     } catch {
       return 'closed meanwhile';
     }
   });
+}
+
+const TCP_STATES: Record<string, string> = { '01': 'ESTABLISHED', '06': 'TIME_WAIT', '08': 'CLOSE_WAIT', '0A': 'LISTEN' };
+
+/** TCP sockets seen by a process, by inode (IPv4 and IPv6 tables). */
+function tcpSockets(pid: number): Map<string, string> {
+  const sockets = new Map<string, string>();
+  for (const table of ['tcp', 'tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const port = (address: string): number => parseInt(address.split(':')[1], 16);
+      sockets.set(fields[9], `tcp ${port(fields[1])}->${port(fields[2])} ${TCP_STATES[fields[3]] ?? fields[3]}`);
+    }
+  }
+  return sockets;
 }

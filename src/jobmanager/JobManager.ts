@@ -97,7 +97,9 @@ export class JobManager {
       this.scheduler.taskManagerLost(tm, reason);
     });
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
-    this.http = Fastify({ bodyLimit: 256 << 20, ajv: { customOptions: { removeAdditional: false } } });
+    // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
+    // reports and REST polls would otherwise hold descriptors for minutes.
+    this.http = Fastify({ bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } } });
     this.http.addHook('onRequest', async () => this.ready);
     // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));

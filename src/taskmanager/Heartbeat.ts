@@ -7,17 +7,24 @@ import { Worker } from 'node:worker_threads';
 // undici's request() here, not the global fetch(): a fetch() a second from a worker
 // halved the shuffle throughput of the whole process (measured; cause not found).
 // The body names the JobManager session this TaskManager registered with: a restarted
-// JobManager answers 404, as it does for an id it does not know.
+// JobManager answers 404, as it does for an id it does not know. One connection, one
+// heartbeat at a time: a slow answer skips a beat instead of opening another socket.
 const HEARTBEAT_LOOP = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { request } = require(workerData.undici);
+const { Client } = require(workerData.undici);
+const base = new URL(workerData.url);
+const client = new Client(base.origin);
 let registered = workerData.registered;
+let busy = false;
 parentPort.on('message', (message) => { registered = message; });
 setInterval(async () => {
+  if (busy) return;
+  busy = true;
   const sent = registered;
   const sentAt = Date.now();
   try {
-    const response = await request(workerData.url + '/internal/taskmanagers/' + sent.id + '/heartbeat', {
+    const response = await client.request({
+      path: base.pathname.replace(/\\/$/, '') + '/internal/taskmanagers/' + sent.id + '/heartbeat',
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: sent.session }),
       headersTimeout: 5000, bodyTimeout: 5000,
     });
@@ -30,6 +37,8 @@ setInterval(async () => {
     else parentPort.postMessage({ error: 'status ' + response.statusCode });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message || error) });
+  } finally {
+    busy = false;
   }
 }, workerData.intervalMs);
 `;
