@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
 import { callJson, HttpError } from '../src/job/Http.js';
-import { forEachWord } from '../src/job/Tokenizer.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
 import { sortInput } from '../src/job/builtins/Sort.js';
+import { expectCounts, expectTaskManagersIdle, referenceCount } from './helpers/jobs.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/spillway.js');
@@ -49,24 +49,6 @@ async function expectFinished(id: string): Promise<JobStatus> {
 
 async function result<T>(id: string): Promise<T[]> {
   return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
-}
-
-function referenceCount(dir: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const file of fs.readdirSync(dir).sort()) {
-    forEachWord(fs.readFileSync(path.join(dir, file), 'utf8'), (w) => counts.set(w, (counts.get(w) ?? 0) + 1));
-  }
-  return counts;
-}
-
-function expectCounts(records: [string, number][], expected: Map<string, number>): void {
-  const got = new Map<string, number>();
-  for (const [word, count] of records) {
-    expect(got.has(word), `word ${word} reported twice`).toBe(false);
-    got.set(word, count);
-  }
-  expect(got.size).toBe(expected.size);
-  for (const [word, count] of expected) expect(got.get(word), word).toBe(count);
 }
 
 async function expectBadRequest(body: unknown, pattern: RegExp, raw = false): Promise<void> {
@@ -221,7 +203,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     const status = await waitFor(id, 5000);
     expect(status.state).toBe('CANCELED');
     expect(Date.now() - start).toBeLessThan(5000);
-    await expectTaskManagersIdle();
+    await expectTaskManagersIdle(url);
   });
 
   test('10 jobs submitted at once all finish with correct results', async () => {
@@ -235,32 +217,9 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
       expect(summaries.reduce((s, r) => s + r[0], 0)).toBe(50_000 + i);
       expect(summaries.reduce((s, r) => s + r[1], 0)).toBe(100 + i);
     }
-    await expectTaskManagersIdle();
+    await expectTaskManagersIdle(url);
   });
 });
-
-interface TaskManagerStatus {
-  partitions: string[];
-  segmentsInUse: number;
-  spillFiles: string[];
-}
-
-/** Every TaskManager holds no partition, no spill file and no buffer. */
-async function expectTaskManagersIdle(): Promise<void> {
-  const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
-  const deadline = Date.now() + 5000;
-  for (const tm of taskmanagers) {
-    let status: TaskManagerStatus;
-    do {
-      status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`);
-      if (status.partitions.length === 0 && status.segmentsInUse === 0 && status.spillFiles.length === 0) break;
-      await sleep(100);
-    } while (Date.now() < deadline);
-    expect(status.partitions).toEqual([]);
-    expect(status.spillFiles).toEqual([]);
-    expect(status.segmentsInUse).toBe(0);
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -1,16 +1,22 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { callJson, HttpError } from '../src/job/Http.js';
 import { JobManager } from '../src/jobmanager/JobManager.js';
 
 let jm: JobManager | null = null;
+let dataDir = '';
 
 afterEach(async () => {
   await jm?.close();
   jm = null;
+  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function start(options: ConstructorParameters<typeof JobManager>[0]): Promise<string> {
-  jm = new JobManager({ port: 0, ...options });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-jm-test-'));
+  jm = new JobManager({ port: 0, dataDir, ...options });
   return jm.listen();
 }
 

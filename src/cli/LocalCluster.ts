@@ -28,6 +28,10 @@ export interface LocalClusterOptions {
   heartbeatTimeoutMs?: number;
   /** Passed to every process. */
   extraArgs?: string[];
+  /** Passed to the JobManager only (e.g. `--job-history 10`); without `--data-dir` it keeps its data in the cluster's temp folder. */
+  jobManagerArgs?: string[];
+  /** Node options of the JobManager process (e.g. `--max-old-space-size=256`, `--expose-gc`). */
+  jobManagerNodeArgs?: string[];
   /** Where the children write; 'inherit' shows their logs. */
   stdio?: 'inherit' | 'ignore' | 'pipe';
 }
@@ -47,11 +51,9 @@ export class LocalCluster {
   async start(): Promise<string> {
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
-    const port = this.options.port ?? 0;
-    const jm = this.spawn(['jobmanager', '--port', String(port), ...this.heartbeatArgs()], true);
-    this.url = await announcedUrl(jm);
+    this.url = await this.startJobManager(this.options.port ?? 0);
     for (let i = 0; i < this.options.taskManagers; i++) {
-      const spillDir = path.join(this.dataDir, `taskmanager-${i}`);
+      const spillDir = this.taskManagerDir(i);
       const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
       if (this.options.memory) args.push('--memory', this.options.memory);
       if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
@@ -77,6 +79,48 @@ export class LocalCluster {
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
+  /** The spill folder of the i-th TaskManager (its partitions and its copies of job modules). */
+  taskManagerDir(i: number): string {
+    return path.join(this.dataDir, `taskmanager-${i}`);
+  }
+
+  /** The JobManager's data dir, unless --data-dir was given in jobManagerArgs. */
+  get jobManagerDir(): string {
+    return path.join(this.dataDir, 'jobmanager');
+  }
+
+  /** The JobManager process (the first child). */
+  get jobManager(): ChildProcess {
+    return this.processes[0];
+  }
+
+  /**
+   * Kills the JobManager (SIGKILL: as a crash would) and starts another on the same
+   * port and data dir; the TaskManagers are left to notice and register again.
+   */
+  async restartJobManager(): Promise<string> {
+    const old = this.jobManager;
+    if (old.exitCode === null && old.signalCode === null) {
+      const exited = new Promise((resolve) => old.once('exit', resolve));
+      old.kill('SIGKILL');
+      await exited;
+    }
+    const url = await this.startJobManager(Number(new URL(this.url).port));
+    if (url !== this.url) throw new Error(`the restarted jobmanager listens on ${url}, not ${this.url}`);
+    return url;
+  }
+
+  private async startJobManager(port: number): Promise<string> {
+    const args = ['jobmanager', '--port', String(port), ...this.heartbeatArgs(), ...(this.options.jobManagerArgs ?? [])];
+    if (!args.includes('--data-dir')) args.push('--data-dir', this.jobManagerDir);
+    const jm = this.spawn(args, true, this.options.jobManagerNodeArgs);
+    // The JobManager stays the first child, also after a restart.
+    this.processes.pop();
+    if (this.processes.length === 0) this.processes.push(jm);
+    else this.processes[0] = jm;
+    return announcedUrl(jm);
+  }
+
   private readonly killAll = (): void => {
     for (const child of this.processes) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
@@ -85,9 +129,9 @@ export class LocalCluster {
     return this.options.heartbeatTimeoutMs ? ['--heartbeat-timeout', String(this.options.heartbeatTimeoutMs)] : [];
   }
 
-  private spawn(args: string[], captureStdout = false): ChildProcess {
+  private spawn(args: string[], captureStdout = false, nodeArgs: string[] = []): ChildProcess {
     const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
-    const child = spawn(process.execPath, [MAIN, ...args, ...(this.options.extraArgs ?? [])], {
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args, ...(this.options.extraArgs ?? [])], {
       stdio: ['ignore', captureStdout ? 'pipe' : output, output],
     });
     this.processes.push(child);

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { JobManager } from '../jobmanager/JobManager.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
 import { LocalCluster } from './LocalCluster.js';
@@ -9,6 +10,7 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
+                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
                        [--cancel-timeout MS] [--task-heap SIZE]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
@@ -22,6 +24,9 @@ const OPTIONS = {
   'heartbeat-timeout': { type: 'string' },
   'slot-timeout': { type: 'string' },
   'job-history': { type: 'string' },
+  'history-bytes': { type: 'string' },
+  'module-ttl': { type: 'string' },
+  'data-dir': { type: 'string' },
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
@@ -50,6 +55,9 @@ function optionalInt(name: string, text: string | undefined): number | undefined
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  // Control-plane connections idle longer than 5 s close, whatever the server's keep-alive:
+  // bursts of calls (deployments, reports) would otherwise hold sockets for a minute or more.
+  setGlobalDispatcher(new Agent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 5000 }));
   const [command, target] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
@@ -63,9 +71,12 @@ async function main(argv: string[]): Promise<number> {
         heartbeatTimeoutMs: optionalInt('heartbeat-timeout', values['heartbeat-timeout']),
         slotTimeoutMs: optionalInt('slot-timeout', values['slot-timeout']),
         jobHistory: optionalInt('job-history', values['job-history']),
+        historyBytes: values['history-bytes'] === undefined ? undefined : parseSize(values['history-bytes']),
+        moduleTtlMs: optionalInt('module-ttl', values['module-ttl']),
+        dataDir: values['data-dir'],
       });
       const url = await jm.listen();
-      console.log(`spillway jobmanager listening on ${url}`);
+      console.log(`spillway jobmanager listening on ${url} with its data in ${jm.dataDir}`);
       onSignal(() => jm.close());
       return -1;
     }

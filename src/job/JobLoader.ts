@@ -15,6 +15,8 @@ import type { JobReference } from './TaskDeployment.js';
 export class JobLoader {
   private readonly modules = new Map<string, Promise<JobModule>>();
   private readonly stored = new Map<string, Promise<string>>();
+  /** When each module in `modules` began loading: a copy loaded after a list of kept hashes was asked for is not in it yet. */
+  private readonly loadedAt = new Map<string, number>();
 
   constructor(
     private readonly dir: string,
@@ -46,9 +48,36 @@ export class JobLoader {
     if (!module) {
       module = this.importModule(hash);
       this.modules.set(hash, module);
-      module.catch(() => this.modules.delete(hash));
+      this.loadedAt.set(hash, Date.now());
+      module.catch(() => this.forget(hash));
     }
     return module;
+  }
+
+  /**
+   * Drops a module's copy: its file, and the loaded module so that a later use fetches
+   * it again. Node cannot unload an imported ES module: what stays is its compiled
+   * code, once per distinct hash ever used.
+   */
+  forget(hash: string): void {
+    this.modules.delete(hash);
+    this.stored.delete(hash);
+    this.loadedAt.delete(hash);
+    fs.rmSync(path.join(this.dir, `${hash}.mjs`), { force: true });
+  }
+
+  /**
+   * Drops every copy whose hash is not in `kept`, a list the owner of the modules made
+   * at time `asOf`; copies that began loading after that are kept, as is any file that
+   * is being written.
+   */
+  keepOnly(kept: ReadonlySet<string>, asOf: number): void {
+    for (const [hash, loadedAt] of this.loadedAt) if (!kept.has(hash) && loadedAt < asOf) this.forget(hash);
+    if (!fs.existsSync(this.dir)) return;
+    for (const file of fs.readdirSync(this.dir)) {
+      const hash = file.slice(0, -'.mjs'.length);
+      if (file.endsWith('.mjs') && !kept.has(hash) && !this.modules.has(hash)) fs.rmSync(path.join(this.dir, file), { force: true });
+    }
   }
 
   /** The module's file, fetched and written once however many tasks ask at the same time. */

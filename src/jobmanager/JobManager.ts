@@ -1,9 +1,7 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { unpack } from 'msgpackr';
 import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
 import { JobLoader } from '../job/JobLoader.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
@@ -12,6 +10,10 @@ import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
+import { JobHistory } from './JobHistory.js';
+import { JobStore, type JobRecord } from './JobStore.js';
+import { details, jobSeq, snapshot, summary } from './JobViews.js';
+import { DEFAULT_MODULE_TTL_MS, Modules } from './Modules.js';
 import { isTerminal, Scheduler, type Job } from './Scheduler.js';
 import { TaskManagerRegistry, type Registration } from './TaskManagerRegistry.js';
 
@@ -23,8 +25,24 @@ export interface JobManagerOptions {
   slotTimeoutMs?: number;
   /** Ended jobs kept, with their results (default 100). */
   jobHistory?: number;
-  /** Where uploaded job modules are kept. */
+  /** Bytes of collected results kept for ended jobs, in the store (default 256 MiB). */
+  historyBytes?: number;
+  /** How long an uploaded module that no kept job runs stays after its last upload or use (default 1 hour). */
+  moduleTtlMs?: number;
+  /**
+   * The durable state: job history, kept results, uploaded modules. By default
+   * `spillway-jobmanager-<port>` under the OS temp dir, named after the port bound,
+   * so that a JobManager restarted on the same port finds it.
+   */
   dataDir?: string;
+}
+
+export const DEFAULT_JOB_HISTORY = 100;
+export const DEFAULT_HISTORY_BYTES = 256 << 20;
+
+/** The data dir of a JobManager listening on `port` that was given none. */
+export function defaultDataDir(port: number): string {
+  return path.join(os.tmpdir(), `spillway-jobmanager-${port}`);
 }
 
 interface SubmitBody {
@@ -58,37 +76,33 @@ const submitSchema = {
  * results of a collect sink.
  */
 export class JobManager {
+  /** This JobManager process: TaskManagers that registered with an earlier one must register again. */
+  readonly session = crypto.randomUUID();
   private readonly http: FastifyInstance;
   private readonly registry: TaskManagerRegistry;
-  private readonly scheduler: Scheduler;
-  private readonly modules = new Map<string, string>();
-  private readonly loader: JobLoader;
-  private readonly ticker: NodeJS.Timeout;
-  private readonly dataDir: string;
+  // Made by listen(), once the data dir (named after the port bound) is known; no request is served before.
+  private store!: JobStore;
+  private history!: JobHistory;
+  private scheduler!: Scheduler;
+  private modules!: Modules;
+  private loader!: JobLoader;
+  private ticker: NodeJS.Timeout | null = null;
+  private opened: () => void = () => {};
+  private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
+  private dir = '';
 
   constructor(private readonly options: JobManagerOptions = {}) {
     this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? 10_000, (tm, reason) => {
       console.error(`jobmanager: ${reason}`);
       this.scheduler.taskManagerLost(tm, reason);
     });
-    this.scheduler = new Scheduler(this.registry, options.slotTimeoutMs, options.jobHistory);
-    this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-jm-'));
-    this.loader = new JobLoader(path.join(this.dataDir, 'modules'), async (hash) => {
-      const source = this.modules.get(hash);
-      if (source === undefined) throw new Error(`no module ${hash}`);
-      return source;
-    });
-    this.ticker = setInterval(() => this.scheduler.schedule(), 1000);
-    this.ticker.unref();
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
-    this.http = Fastify({ bodyLimit: 256 << 20, ajv: { customOptions: { removeAdditional: false } } });
-    this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => {
-      try {
-        done(null, unpack(body as Buffer));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    });
+    // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
+    // reports and REST polls would otherwise hold descriptors for minutes.
+    this.http = Fastify({ bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } } });
+    this.http.addHook('onRequest', async () => this.ready);
+    // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
+    this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     this.http.addContentTypeParser(['text/javascript', 'application/octet-stream', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
       done(null, body),
     );
@@ -98,41 +112,91 @@ export class JobManager {
     });
     this.publicRoutes();
     this.internalRoutes();
+    this.debugRoutes();
   }
 
+  /** Binds, opens the data dir and takes over what an earlier JobManager left there; returns the URL. */
   async listen(): Promise<string> {
-    return this.http.listen({ host: this.options.host ?? '127.0.0.1', port: this.options.port ?? 8081 });
+    const url = await this.http.listen({ host: this.options.host ?? '127.0.0.1', port: this.options.port ?? 8081 });
+    const address = this.http.server.address();
+    this.dir = this.options.dataDir ?? defaultDataDir(typeof address === 'object' && address ? address.port : 0);
+    this.open(this.dir);
+    this.opened();
+    return url;
+  }
+
+  /** Where the durable state is (known once listening). */
+  get dataDir(): string {
+    return this.dir;
   }
 
   async close(): Promise<void> {
-    clearInterval(this.ticker);
+    if (this.ticker) clearInterval(this.ticker);
     this.registry.close();
+    this.modules?.close();
     await this.http.close();
-    if (this.options.dataDir === undefined) fs.rmSync(this.dataDir, { recursive: true, force: true });
+    await this.store?.close();
+  }
+
+  private open(dir: string): void {
+    this.store = JobStore.open(dir);
+    this.history = new JobHistory(this.store, {
+      jobs: this.options.jobHistory ?? DEFAULT_JOB_HISTORY,
+      bytes: this.options.historyBytes ?? DEFAULT_HISTORY_BYTES,
+    });
+    this.history.recover();
+    this.loader = new JobLoader(path.join(dir, 'imports'), async (hash) => {
+      const source = this.modules.source(hash);
+      if (source === undefined) throw new Error(`no module ${hash}`);
+      return source;
+    });
+    // A kept job's module stays; so does one a live job runs (the history indexes live jobs too).
+    this.modules = new Modules(this.store, this.loader, this.options.moduleTtlMs ?? DEFAULT_MODULE_TTL_MS, () => this.history.modulesInUse());
+    this.scheduler = new Scheduler(this.registry, this.history, this.options.slotTimeoutMs, (job) => {
+      if (job.ref.module !== undefined) this.modules.touch(job.ref.module);
+    });
+    this.ticker = setInterval(() => this.scheduler.schedule(), 1000);
+    this.ticker.unref();
+  }
+
+  /** Only in a process started with --expose-gc: a collection on demand, for tests that measure the heap. */
+  private debugRoutes(): void {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (typeof gc !== 'function') return;
+    this.http.post('/internal/debug/gc', async () => {
+      gc();
+      const memory = process.memoryUsage();
+      return { heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, rss: memory.rss, external: memory.external };
+    });
   }
 
   private publicRoutes(): void {
     const http = this.http;
     http.post<{ Body: SubmitBody }>('/jobs', { schema: { body: submitSchema } }, async (request, reply) => {
       const job = await this.submit(request.body);
+      // Once answered, the job is known to a JobManager restarted after a crash.
+      await this.history.committed();
       return reply.code(202).send({ id: job.id });
     });
-    http.get('/jobs', async () => ({ jobs: [...this.scheduler.jobs.values()].map((job) => summary(job)) }));
+    http.get('/jobs', async () => ({ jobs: this.jobs().map((job) => summary(job)) }));
     http.get<{ Params: { id: string } }>('/jobs/:id', async (request) => details(this.job(request.params.id)));
     http.get<{ Params: { id: string } }>('/jobs/:id/result', async (request, reply) => {
       const job = this.job(request.params.id);
       if (job.state !== 'FINISHED') return reply.code(409).send({ error: `job ${job.id} is ${job.state}, not FINISHED`, state: job.state });
-      return { id: job.id, records: this.scheduler.results(job) };
+      if (job.resultsDropped !== undefined) return reply.code(410).send({ error: job.resultsDropped, state: job.state });
+      return { id: job.id, records: this.history.results(job.seq) };
     });
     http.post<{ Params: { id: string } }>('/jobs/:id/cancel', async (request, reply) => {
       const job = this.job(request.params.id);
-      if (isTerminal(job.state)) return reply.code(409).send({ error: `job ${job.id} is ${job.state} already`, state: job.state });
-      this.scheduler.cancel(job);
-      return { id: job.id, state: job.state };
+      const live = this.scheduler.jobs.get(job.id);
+      if (!live || isTerminal(live.state)) return reply.code(409).send({ error: `job ${job.id} is ${job.state} already`, state: job.state });
+      this.scheduler.cancel(live);
+      await this.history.committed();
+      return { id: live.id, state: live.state };
     });
     http.get('/overview', async () => {
       const tms = this.registry.sorted();
-      const jobs = [...this.scheduler.jobs.values()];
+      const jobs = this.jobs();
       const count = (state: string): number => jobs.filter((j) => j.state === state).length;
       return {
         taskmanagers: tms.length,
@@ -145,12 +209,10 @@ export class JobManager {
     http.get('/taskmanagers', async () => ({ taskmanagers: this.registry.sorted() }));
     http.post<{ Body: string }>('/modules', async (request, reply) => {
       if (typeof request.body !== 'string' || request.body.length === 0) return reply.code(400).send({ error: 'the module source is empty' });
-      const hash = crypto.createHash('sha256').update(request.body).digest('hex');
-      this.modules.set(hash, request.body);
-      return reply.code(201).send({ hash });
+      return reply.code(201).send({ hash: await this.modules.upload(request.body) });
     });
     http.get<{ Params: { hash: string } }>('/modules/:hash', async (request, reply) => {
-      const source = this.modules.get(request.params.hash);
+      const source = this.modules.source(request.params.hash);
       if (source === undefined) return reply.code(404).send({ error: `no module ${request.params.hash}` });
       return { source };
     });
@@ -178,12 +240,17 @@ export class JobManager {
       async (request) => {
         const tm = this.registry.register(request.body);
         this.scheduler.schedule();
-        return { id: tm.id };
+        return { id: tm.id, session: this.session, modules: this.modules.hashes() };
       },
     );
-    http.post<{ Params: { id: string } }>('/internal/taskmanagers/:id/heartbeat', async (request, reply) => {
-      if (!this.registry.heartbeat(request.params.id)) return reply.code(404).send({ error: `unknown taskmanager ${request.params.id}` });
-      return {};
+    // The answer names this JobManager's session and the modules it keeps (a TaskManager drops its copies of others).
+    http.post<{ Params: { id: string }; Body: { session?: string } | undefined }>('/internal/taskmanagers/:id/heartbeat', async (request, reply) => {
+      const { id } = request.params;
+      if (request.body?.session !== this.session) {
+        return reply.code(404).send({ error: `taskmanager ${id} registered with an earlier JobManager; register again` });
+      }
+      if (!this.registry.heartbeat(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
+      return { session: this.session, modules: this.modules.hashes() };
     });
     http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
       for (const { taskId, counters } of request.body.tasks) this.scheduler.updateCounters(taskId, counters);
@@ -201,8 +268,11 @@ export class JobManager {
       this.scheduler.partitionReady(request.body.partitionId, request.body.location);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: unknown[] }>('/internal/tasks/:taskId/results', async (request) => {
-      this.scheduler.addResults(request.params.taskId, request.body);
+    http.post<{ Params: { taskId: string }; Body: Buffer }>('/internal/tasks/:taskId/results', async (request, reply) => {
+      if (!Buffer.isBuffer(request.body) || !isPackedArray(request.body)) {
+        return reply.code(400).send({ error: `the results of task ${request.params.taskId} must be one msgpack array (application/x-msgpack)` });
+      }
+      await this.scheduler.addResults(request.params.taskId, request.body);
       return {};
     });
   }
@@ -213,6 +283,7 @@ export class JobManager {
     let ref: JobReference;
     if (body.module !== undefined) {
       if (!this.modules.has(body.module)) throw badRequest(`no uploaded module ${body.module}; POST it to /modules first`);
+      this.modules.touch(body.module);
       ref = { module: body.module, params };
     } else {
       const name = body.job!;
@@ -237,58 +308,31 @@ export class JobManager {
     });
   }
 
-  private job(id: string): Job {
-    const job = this.scheduler.jobs.get(id);
-    if (!job) throw Object.assign(new Error(`no job ${id}`), { statusCode: 404 });
-    return job;
+  /** A live job as it stands, or a kept one as it ended. */
+  private job(id: string): JobRecord {
+    const live = this.scheduler.jobs.get(id);
+    if (live) return snapshot(live);
+    const seq = jobSeq(id);
+    const kept = seq === undefined ? undefined : this.history.get(id, seq);
+    if (!kept) throw Object.assign(new Error(`no job ${id}`), { statusCode: 404 });
+    return kept;
   }
+
+  /** Every job answered for, by number; live ones as they stand. */
+  private jobs(): JobRecord[] {
+    return this.history.list().map((record) => {
+      const live = this.scheduler.jobs.get(record.id);
+      return live ? snapshot(live) : record;
+    });
+  }
+}
+
+/** A msgpack array's first byte: fixarray, array 16 or array 32. */
+function isPackedArray(body: Buffer): boolean {
+  const first = body[0];
+  return body.length > 0 && ((first >= 0x90 && first <= 0x9f) || first === 0xdc || first === 0xdd);
 }
 
 function badRequest(message: string): Error {
   return Object.assign(new Error(message), { statusCode: 400 });
-}
-
-function totals(job: Job): TaskCounters {
-  const sum: TaskCounters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
-  for (const v of job.graph?.vertices.values() ?? []) {
-    sum.recordsIn += v.counters.recordsIn;
-    sum.bytesIn += v.counters.bytesIn;
-    sum.recordsOut += v.counters.recordsOut;
-    sum.bytesOut += v.counters.bytesOut;
-  }
-  return sum;
-}
-
-function summary(job: Job): Record<string, unknown> {
-  const end = job.ended ?? Date.now();
-  return {
-    id: job.id,
-    name: job.name,
-    state: job.state,
-    error: job.error,
-    parallelism: job.parallelism,
-    exchange: job.exchange,
-    submitted: job.submitted,
-    durationMs: job.started === undefined ? 0 : end - job.started,
-  };
-}
-
-function details(job: Job): Record<string, unknown> {
-  const vertices = [...(job.graph?.vertices.values() ?? [])];
-  return {
-    ...summary(job),
-    started: job.started,
-    ended: job.ended,
-    counters: totals(job),
-    tasks: vertices.map((v) => ({
-      id: v.taskId,
-      stage: v.stage,
-      subtask: v.subtask,
-      taskManager: v.taskManagerId,
-      state: v.state,
-      error: v.error,
-      counters: v.counters,
-    })),
-    progress: vertices.length === 0 ? 0 : vertices.filter((v) => v.state === 'FINISHED').length / vertices.length,
-  };
 }

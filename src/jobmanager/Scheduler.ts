@@ -3,6 +3,8 @@ import { callJson } from '../job/Http.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
+import type { JobHistory } from './JobHistory.js';
+import { snapshot } from './JobViews.js';
 import { PartitionTracker } from './PartitionTracker.js';
 import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
 
@@ -20,14 +22,16 @@ export interface JobSubmission {
 /** A submitted job through its life. */
 export interface Job extends JobSubmission {
   id: string;
+  /** Its number: the store's key. */
+  seq: number;
   state: JobState;
   error?: string;
   submitted: number;
   started?: number;
   ended?: number;
   graph: ExecutionGraph | null;
-  /** Records of collect sinks, by task. */
-  results: Map<string, unknown[]>;
+  /** Bytes of collected records stored, by task index; the records themselves are in the store. */
+  resultBytes: Map<number, number>;
   deployedRegions: Set<number>;
 }
 
@@ -44,22 +48,25 @@ export function isTerminal(state: string): boolean {
  * canceled) by stopping their tasks and releasing all their partitions.
  */
 export class Scheduler {
+  /** Live jobs only: an ended job is handed to the history, which keeps its record, and leaves the heap. */
   readonly jobs = new Map<string, Job>();
   private readonly queue: Job[] = [];
   private readonly tracker = new PartitionTracker();
-  private nextId = 1;
 
   constructor(
     private readonly registry: TaskManagerRegistry,
+    private readonly history: JobHistory,
     private readonly slotTimeoutMs = 60_000,
-    /** Ended jobs kept (with their results) for GET /jobs; the oldest go first. */
-    private readonly jobHistory = 100,
+    /** Told once of every job that ended, after the history has its record. */
+    private readonly onEnded: (job: Job) => void = () => {},
   ) {}
 
   submit(submission: JobSubmission): Job {
-    const id = `job-${String(this.nextId++).padStart(4, '0')}-${Date.now().toString(36)}`;
-    const job: Job = { ...submission, id, state: 'CREATED', submitted: Date.now(), graph: null, results: new Map(), deployedRegions: new Set() };
+    const seq = this.history.takeSeq();
+    const id = `job-${String(seq).padStart(4, '0')}-${Date.now().toString(36)}`;
+    const job: Job = { ...submission, id, seq, state: 'CREATED', submitted: Date.now(), graph: null, resultBytes: new Map(), deployedRegions: new Set() };
     this.jobs.set(id, job);
+    this.history.submitted(snapshot(job));
     this.queue.push(job);
     this.schedule();
     return job;
@@ -126,16 +133,20 @@ export class Scheduler {
     if (partition.type === 'blocking') this.deployReadyRegions(job);
   }
 
-  addResults(taskId: string, records: unknown[]): void {
+  /**
+   * Stores a task's collected records (msgpack, as its TaskManager packed them), keyed
+   * by the task's index in stage and subtask order, so a sorted (range-partitioned)
+   * result reads back sorted. Resolves once stored: the task reports FINISHED after.
+   */
+  async addResults(taskId: string, packed: Buffer): Promise<void> {
     const job = this.jobOfTask(taskId);
-    if (job && !isTerminal(job.state)) job.results.set(taskId, records);
-  }
-
-  /** The collected records in stage and subtask order, so a sorted (range-partitioned) result stays sorted. */
-  results(job: Job): unknown[] {
-    const records: unknown[] = [];
-    for (const taskId of job.graph?.vertices.keys() ?? []) for (const record of job.results.get(taskId) ?? []) records.push(record);
-    return records;
+    if (!job?.graph || isTerminal(job.state)) return;
+    const index = [...job.graph.vertices.keys()].indexOf(taskId);
+    if (index < 0) return;
+    await this.history.saveResults(job.seq, index, packed);
+    job.resultBytes.set(index, packed.length);
+    // The job ended while they were written (it failed or was canceled): they are not kept.
+    if (isTerminal(job.state) && job.state !== 'FINISHED') await this.history.dropResults(job.seq);
   }
 
   taskManagerLost(tm: TaskManagerInfo, reason: string): void {
@@ -206,12 +217,14 @@ export class Scheduler {
     job.state = state;
     job.ended = Date.now();
     this.dequeue(job);
-    this.forgetOldJobs();
     const graph = job.graph;
+    if (graph && state !== 'FINISHED') {
+      for (const vertex of graph.vertices.values()) if (!isTerminal(vertex.state)) vertex.state = 'CANCELED';
+    }
+    this.jobs.delete(job.id);
+    this.history.ended(snapshot(job));
+    this.onEnded(job);
     if (graph) {
-      if (state !== 'FINISHED') {
-        for (const vertex of graph.vertices.values()) if (!isTerminal(vertex.state)) vertex.state = 'CANCELED';
-      }
       this.tracker.releaseJob(job.id);
       // Every task and partition of the job lives on a TaskManager that gave it slots.
       for (const id of graph.slots.keys()) {
@@ -228,11 +241,6 @@ export class Scheduler {
       }
     }
     setImmediate(() => this.schedule());
-  }
-
-  private forgetOldJobs(): void {
-    const ended = [...this.jobs.values()].filter((j) => isTerminal(j.state));
-    for (const old of ended.slice(0, Math.max(0, ended.length - this.jobHistory))) this.jobs.delete(old.id);
   }
 
   private dequeue(job: Job): void {

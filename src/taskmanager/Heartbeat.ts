@@ -6,43 +6,98 @@ import { Worker } from 'node:worker_threads';
 // TaskManager is lost. Plain JavaScript, so that it runs from source and compiled alike.
 // undici's request() here, not the global fetch(): a fetch() a second from a worker
 // halved the shuffle throughput of the whole process (measured; cause not found).
+// The body names the JobManager session this TaskManager registered with: a restarted
+// JobManager answers 404, as it does for an id it does not know. One connection, one
+// heartbeat at a time: a slow answer skips a beat instead of opening another socket.
 const HEARTBEAT_LOOP = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { request } = require(workerData.undici);
-let id = workerData.id;
-parentPort.on('message', (message) => { id = message; });
+const { Client } = require(workerData.undici);
+const base = new URL(workerData.url);
+const client = new Client(base.origin);
+let registered = workerData.registered;
+let busy = false;
+parentPort.on('message', (message) => { registered = message; });
 setInterval(async () => {
-  const sentAs = id;
+  if (busy) return;
+  busy = true;
+  const sent = registered;
+  const sentAt = Date.now();
   try {
-    const response = await request(workerData.url + '/internal/taskmanagers/' + sentAs + '/heartbeat', {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', headersTimeout: 5000, bodyTimeout: 5000,
+    const response = await client.request({
+      path: base.pathname.replace(/\\/$/, '') + '/internal/taskmanagers/' + sent.id + '/heartbeat',
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session: sent.session }),
+      headersTimeout: 5000, bodyTimeout: 5000,
     });
+    if (response.statusCode === 200) {
+      parentPort.postMessage({ answer: await response.body.json(), sentAs: sent.id, sentAt });
+      return;
+    }
     await response.body.dump();
-    if (response.statusCode === 404) parentPort.postMessage({ lost: sentAs });
-    else if (response.statusCode >= 400) parentPort.postMessage({ error: 'status ' + response.statusCode });
+    if (response.statusCode === 404) parentPort.postMessage({ lost: sent.id, session: sent.session });
+    else parentPort.postMessage({ error: 'status ' + response.statusCode });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message || error) });
+  } finally {
+    busy = false;
   }
 }, workerData.intervalMs);
 `;
 
-/** Heartbeats to the JobManager from a worker thread; reports a failed one, and the JobManager not knowing this TaskManager. */
+/** What the JobManager answered to a registration: the id, and the JobManager process (session) it is valid with. */
+export interface Registered {
+  id: string;
+  session: string;
+}
+
+/** A heartbeat's answer: the modules the JobManager keeps, as of the time the heartbeat was sent. */
+export type OnKeptModules = (modules: ReadonlySet<string>, asOf: number) => void;
+
+interface Message {
+  lost?: string;
+  session?: string;
+  error?: string;
+  answer?: { modules?: string[] };
+  sentAs?: string;
+  sentAt?: number;
+}
+
+/**
+ * Heartbeats to the JobManager from a worker thread; reports a failed one, the
+ * JobManager not knowing this TaskManager (or being a new JobManager process), and
+ * the modules it keeps.
+ */
 export class Heartbeat {
   private readonly worker: Worker;
+  private registered: Registered;
 
-  /** onLost gets the id the JobManager did not know, which may be an old one. */
-  constructor(jobManager: string, id: string, intervalMs: number, onLost: (id: string) => void, onError: (message: string) => void) {
-    this.worker = new Worker(HEARTBEAT_LOOP, { eval: true, workerData: { url: jobManager, id, intervalMs, undici: createRequire(import.meta.url).resolve('undici') } });
+  /** onLost gets the id the JobManager did not know; a 404 to a heartbeat sent before the last setId() is not reported. */
+  constructor(
+    jobManager: string,
+    registered: Registered,
+    intervalMs: number,
+    onLost: (id: string) => void,
+    onError: (message: string) => void,
+    onKeptModules: OnKeptModules = () => {},
+  ) {
+    this.registered = registered;
+    this.worker = new Worker(HEARTBEAT_LOOP, {
+      eval: true,
+      workerData: { url: jobManager, registered, intervalMs, undici: createRequire(import.meta.url).resolve('undici') },
+    });
     this.worker.unref();
-    this.worker.on('message', (message: { lost?: string; error?: string }) => {
-      if (message.lost) onLost(message.lost);
-      else if (message.error) onError(message.error);
+    this.worker.on('message', (message: Message) => {
+      if (message.lost) {
+        if (message.lost === this.registered.id && message.session === this.registered.session) onLost(message.lost);
+      } else if (message.error) onError(message.error);
+      // An answer to a heartbeat sent under an older id may be of an older JobManager: not acted on.
+      else if (message.answer && message.sentAs === this.registered.id) onKeptModules(new Set(message.answer.modules ?? []), message.sentAt ?? 0);
     });
   }
 
-  /** After registering again under a new id. */
-  setId(id: string): void {
-    this.worker.postMessage(id);
+  /** After registering again under a new id, maybe with a new JobManager. */
+  setId(registered: Registered): void {
+    this.registered = registered;
+    this.worker.postMessage(registered);
   }
 
   async stop(): Promise<void> {

@@ -5,7 +5,8 @@ import { callJson, retrying } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { JobLoader } from '../job/JobLoader.js';
-import { Heartbeat } from './Heartbeat.js';
+import { Heartbeat, type Registered } from './Heartbeat.js';
+import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
 
@@ -42,11 +43,12 @@ export class TaskManager {
   private readonly threads: TaskThreadPool;
   private readonly tasks = new Map<string, TaskHost>();
   /** Jobs canceled here; a deployment of theirs that arrives late does not start. */
-  private readonly canceledJobs = new Set<string>();
+  private readonly canceledJobs = new ExpiringSet<string>(JOB_MEMORY_MS);
   /** Partition locations that arrived before their task was created. */
-  private readonly earlyLocations = new Map<string, [string, PartitionLocation][]>();
+  private readonly earlyLocations = new ExpiringMap<string, [string, PartitionLocation][]>(JOB_MEMORY_MS);
   private readonly loader: JobLoader;
   private id = '';
+  private session = '';
   private heartbeat: Heartbeat | null = null;
   private metrics: NodeJS.Timeout | null = null;
   private readonly jm: string;
@@ -88,11 +90,13 @@ export class TaskManager {
     await this.register();
     this.heartbeat = new Heartbeat(
       this.jm,
-      this.id,
+      { id: this.id, session: this.session },
       this.options.heartbeatIntervalMs ?? 1000,
       // A 404 for an id this TaskManager has already left behind needs nothing.
       (id) => id === this.id && void this.rejoin(),
       (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
+      // Copies of modules the JobManager no longer keeps are dropped here too.
+      (modules, asOf) => this.loader.keepOnly(modules, asOf),
     );
     this.metrics = setInterval(() => this.sendCounters(), this.options.heartbeatIntervalMs ?? 1000);
     this.metrics.unref();
@@ -115,7 +119,7 @@ export class TaskManager {
   }
 
   private async register(): Promise<void> {
-    ({ id: this.id } = await callJson<{ id: string }>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
   }
 
   /**
@@ -129,7 +133,7 @@ export class TaskManager {
       for (const task of this.tasks.values()) task.cancel();
       this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
       await this.register();
-      this.heartbeat?.setId(this.id);
+      this.heartbeat?.setId({ id: this.id, session: this.session });
       console.error(`taskmanager registered again as ${this.id}`);
     } catch (error) {
       console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);

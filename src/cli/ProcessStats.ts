@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+
+/** What a process holds, read from /proc (Linux): for leak checks of cluster processes. */
+export interface ProcessStats {
+  /** Resident set size, bytes. */
+  rss: number;
+  /** Open file descriptors (files, sockets, pipes, epoll and event fds). */
+  fds: number;
+  threads: number;
+}
+
+/** The stats of a live process on Linux; throws if the process is gone or /proc is missing. */
+export function processStats(pid: number): ProcessStats {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status);
+    if (!match) throw new Error(`/proc/${pid}/status has no ${name}`);
+    return Number(match[1]);
+  };
+  return { rss: field('VmRSS') * 1024, fds: fs.readdirSync(`/proc/${pid}/fd`).length, threads: field('Threads') };
+}
+
+/**
+ * What each open descriptor of a process is (a path, `anon_inode:[eventfd]`, a TCP
+ * socket as `tcp LOCALPORT->REMOTEPORT STATE`), for a message that names a leak.
+ */
+export function openDescriptors(pid: number): string[] {
+  const dir = `/proc/${pid}/fd`;
+  const sockets = tcpSockets(pid);
+  return fs.readdirSync(dir).map((fd) => {
+    try {
+      const target = fs.readlinkSync(`${dir}/${fd}`);
+      return sockets.get(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '') ?? target;
+    } catch {
+      return 'closed meanwhile';
+    }
+  });
+}
+
+const TCP_STATES: Record<string, string> = { '01': 'ESTABLISHED', '06': 'TIME_WAIT', '08': 'CLOSE_WAIT', '0A': 'LISTEN' };
+
+/** TCP sockets seen by a process, by inode (IPv4 and IPv6 tables). */
+function tcpSockets(pid: number): Map<string, string> {
+  const sockets = new Map<string, string>();
+  for (const table of ['tcp', 'tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      const port = (address: string): number => parseInt(address.split(':')[1], 16);
+      sockets.set(fields[9], `tcp ${port(fields[1])}->${port(fields[2])} ${TCP_STATES[fields[3]] ?? fields[3]}`);
+    }
+  }
+  return sockets;
+}

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { JobReference, TaskCounters } from '../job/TaskDeployment.js';
+import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { JobState } from './Scheduler.js';
+
+/** One task of a job as GET /jobs/:id shows it. */
+export interface TaskView {
+  id: string;
+  stage: string;
+  subtask: number;
+  taskManager: string;
+  state: string;
+  error?: string;
+  counters: TaskCounters;
+}
+
+/** What the JobManager keeps of a job: enough to answer GET /jobs/:id, never its code. */
+export interface JobRecord {
+  /** The job's number, from its id: the store's key and the order of GET /jobs. */
+  seq: number;
+  id: string;
+  name: string;
+  state: JobState;
+  error?: string;
+  parallelism: number;
+  exchange: PartitionType;
+  submitted: number;
+  started?: number;
+  ended?: number;
+  ref: JobReference;
+  counters: TaskCounters;
+  tasks: TaskView[];
+  /** Bytes of collected records kept in the store for it. */
+  resultBytes: number;
+  /** Why its collected records are no longer kept (GET /jobs/:id/result is then a 410). */
+  resultsDropped?: string;
+}
+
+/** An uploaded job module and the last time it was uploaded or used (ms). */
+export interface StoredModule {
+  source: string;
+  touched: number;
+}
+
+/**
+ * The JobManager's durable state in one LMDB environment under its data dir: job
+ * records (by job number), collected records (msgpack as the TaskManager sent them,
+ * by job number and task index, so one range read gives them in task order), uploaded
+ * modules (by hash) and the next job number. Writes are asynchronous and invisible to
+ * reads until committed: a caller that must read its own write awaits it.
+ */
+export class JobStore {
+  private constructor(
+    private readonly root: RootDatabase,
+    private readonly jobs: Database<JobRecord, number>,
+    private readonly results: Database<Buffer, [number, number]>,
+    private readonly modules: Database<StoredModule, string>,
+    private readonly meta: Database<number, string>,
+  ) {}
+
+  static open(dir: string): JobStore {
+    fs.mkdirSync(dir, { recursive: true });
+    const root = open({ path: dir, maxDbs: 8 });
+    return new JobStore(
+      root,
+      root.openDB<JobRecord, number>('jobs', {}),
+      root.openDB<Buffer, [number, number]>('results', { encoding: 'binary' }),
+      root.openDB<StoredModule, string>('modules', {}),
+      root.openDB<number, string>('meta', {}),
+    );
+  }
+
+  putJob(record: JobRecord): Promise<boolean> {
+    return this.jobs.put(record.seq, record);
+  }
+
+  getJob(seq: number): JobRecord | undefined {
+    return this.jobs.get(seq);
+  }
+
+  /** Every job record, by job number. */
+  allJobs(): JobRecord[] {
+    return [...this.jobs.getRange()].map((entry) => entry.value);
+  }
+
+  /** Drops a job's record and its collected records. */
+  async removeJob(seq: number): Promise<void> {
+    await Promise.all([this.jobs.remove(seq), this.removeResults(seq)]);
+  }
+
+  putResults(seq: number, taskIndex: number, packed: Buffer): Promise<boolean> {
+    return this.results.put([seq, taskIndex], packed);
+  }
+
+  /** A job's collected records, msgpack-packed, one buffer per task in task order. */
+  getResults(seq: number): Buffer[] {
+    return [...this.results.getRange({ start: [seq], end: [seq + 1] })].map((entry) => entry.value);
+  }
+
+  async removeResults(seq: number): Promise<void> {
+    const keys = [...this.results.getKeys({ start: [seq], end: [seq + 1] })];
+    await Promise.all(keys.map((key) => this.results.remove(key)));
+  }
+
+  putModule(hash: string, module: StoredModule): Promise<boolean> {
+    return this.modules.put(hash, module);
+  }
+
+  getModule(hash: string): StoredModule | undefined {
+    return this.modules.get(hash);
+  }
+
+  removeModule(hash: string): Promise<boolean> {
+    return this.modules.remove(hash);
+  }
+
+  /** Every module's hash and last upload or use, without the sources. */
+  moduleTimes(): [string, number][] {
+    return [...this.modules.getRange()].map((entry) => [entry.key, entry.value.touched]);
+  }
+
+  getNumber(name: string): number | undefined {
+    return this.meta.get(name);
+  }
+
+  putNumber(name: string, value: number): Promise<boolean> {
+    return this.meta.put(name, value);
+  }
+
+  /** Resolves once every write made so far is committed. */
+  committed(): Promise<boolean> {
+    return this.root.committed;
+  }
+
+  close(): Promise<void> {
+    return this.root.close();
+  }
+}

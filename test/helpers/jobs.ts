@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { callJson, HttpError } from '../../src/job/Http.js';
+import { forEachWord } from '../../src/job/Tokenizer.js';
+
+export interface JobStatus {
+  id: string;
+  state: string;
+  error?: string;
+  tasks: { taskManager: string; state: string }[];
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function submitJob(url: string, body: Record<string, unknown>): Promise<string> {
+  return (await callJson<{ id: string }>('POST', `${url}/jobs`, body)).id;
+}
+
+/** Polls a job until it ended; throws after `timeoutMs`. */
+export async function waitFor(url: string, id: string, timeoutMs = 120_000): Promise<JobStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);
+    if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) return status;
+    if (Date.now() > deadline) throw new Error(`job ${id} still ${status.state} after ${timeoutMs} ms`);
+    await sleep(25);
+  }
+}
+
+/** Polls a job until it is RUNNING. */
+export async function waitRunning(url: string, id: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await callJson<JobStatus>('GET', `${url}/jobs/${id}`)).state !== 'RUNNING') {
+    if (Date.now() > deadline) throw new Error(`job ${id} not RUNNING after ${timeoutMs} ms`);
+    await sleep(25);
+  }
+}
+
+export async function expectFinished(url: string, id: string): Promise<JobStatus> {
+  const status = await waitFor(url, id);
+  expect(status.state, status.error).toBe('FINISHED');
+  return status;
+}
+
+export async function result<T>(url: string, id: string): Promise<T[]> {
+  return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
+}
+
+/** The HttpError a call fails with (the test fails if it succeeds). */
+export async function failure(call: Promise<unknown>): Promise<HttpError> {
+  const error = await call.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HttpError);
+  return error as HttpError;
+}
+
+/** Word counts of every file in `dir`, with the tokenizer the built-in word count uses. */
+export function referenceCount(dir: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const file of fs.readdirSync(dir).sort()) {
+    forEachWord(fs.readFileSync(path.join(dir, file), 'utf8'), (w) => counts.set(w, (counts.get(w) ?? 0) + 1));
+  }
+  return counts;
+}
+
+/** Every word once, with its expected count. */
+export function expectCounts(records: [string, number][], expected: ReadonlyMap<string, number>): void {
+  const got = new Map<string, number>();
+  for (const [word, count] of records) {
+    expect(got.has(word), `word ${word} reported twice`).toBe(false);
+    got.set(word, count);
+  }
+  expect(got.size).toBe(expected.size);
+  for (const [word, count] of expected) expect(got.get(word), word).toBe(count);
+}
+
+interface TaskManagerEntry {
+  id: string;
+  host: string;
+  httpPort: number;
+}
+
+/** The TaskManagers registered now. */
+export async function taskManagers(url: string): Promise<TaskManagerEntry[]> {
+  return (await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${url}/taskmanagers`)).taskmanagers;
+}
+
+/** Waits until `count` TaskManagers are registered. */
+export async function waitForTaskManagers(url: string, count: number, timeoutMs = 20_000): Promise<TaskManagerEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const registered = await taskManagers(url).catch(() => []);
+    if (registered.length >= count) return registered;
+    if (Date.now() > deadline) throw new Error(`${registered.length} of ${count} taskmanagers registered after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+interface TaskManagerStatus {
+  partitions: string[];
+  segmentsInUse: number;
+  spillFiles: string[];
+}
+
+/** Every TaskManager holds no partition, no spill file and no buffer (within 5 s). */
+export async function expectTaskManagersIdle(url: string): Promise<void> {
+  for (const tm of await taskManagers(url)) {
+    const deadline = Date.now() + 5000;
+    let status: TaskManagerStatus;
+    do {
+      status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+      if (status.partitions.length === 0 && status.segmentsInUse === 0 && status.spillFiles.length === 0) break;
+      await sleep(100);
+    } while (Date.now() < deadline);
+    expect(status.partitions).toEqual([]);
+    expect(status.spillFiles).toEqual([]);
+    expect(status.segmentsInUse).toBe(0);
+  }
+}
