@@ -3,8 +3,8 @@
  * whose task thread packs records into shared network memory while its main thread
  * serves the partition (DataServer), and a consumer process (this one) whose main
  * thread receives over one connection (RemoteInputChannels) while its task thread
- * decodes every record. 32 KiB buffers, the cluster's default pool sizes (32 buffers
- * per subpartition; 2 exclusive buffers per channel and 24 floating per gate). One
+ * decodes every record. 32 KiB buffers, the cluster's default pool sizes (128 buffers
+ * per subpartition; 2 exclusive buffers per channel and 64 floating per gate). One
  * more workload sends full buffers without records: the transport's own ceiling.
  * Imported, it offers the measurements; run as `node transport.js producer CASE` it
  * is the producer.

@@ -4,7 +4,7 @@
  * the checked access to submitted params.
  */
 export { JobBuilder } from './job/api/JobBuilder.js';
-export { KeyedStream, Stream, type Combine, type Emit } from './job/api/Stream.js';
+export { KeyedStream, Stream, type Accumulator, type Combine, type Emit } from './job/api/Stream.js';
 export type { ExchangeScalar, Exchangeable, Key, NotExchangeable } from './job/api/Exchangeable.js';
 export type { ExchangeOptions, PartitionTypeName } from './job/api/JobPlan.js';
 export type { JobParams, JobFactory } from './job/api/JobFactory.js';

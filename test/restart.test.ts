@@ -1,3 +1,4 @@
+import { transpileJob } from '../src/cli/TypeScriptJob.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,7 +44,7 @@ afterAll(async () => {
 });
 
 test('a JobManager killed mid-job and started again on its data dir answers for every job, keeps results and modules, and its TaskManagers rejoin', async () => {
-  const wordCountModule = fs.readFileSync('examples/wordcount.mjs', 'utf8');
+  const wordCountModule = await transpileJob('examples/wordcount.ts', fs.readFileSync('examples/wordcount.ts', 'utf8'));
   const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, wordCountModule, { contentType: 'text/javascript' });
   const collected = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4 });
   await expectFinished(url, collected);

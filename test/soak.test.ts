@@ -198,8 +198,10 @@ test(`${JOBS} jobs of every kind (modules, failures, cancels): the JobManager's 
   // No kept job runs a module any more: past the TTL every module goes, here and on every TaskManager.
   await sleep(MODULE_TTL_MS * 2 + 1500);
   for (const hash of [...hashes.modules, hashes.failing]) expect((await failure(callJson('GET', `${url}/modules/${hash}`))).status).toBe(404);
-  for (let i = 0; i < 2; i++) expect(listOrEmpty(path.join(cluster.taskManagerDir(i), 'modules')), `taskmanager ${i + 1} module copies`).toEqual([]);
-  expect(listOrEmpty(path.join(cluster.jobManagerDir, 'imports')), 'jobmanager module copies').toEqual([]);
+  // node_modules holds only the link through which stored modules import `spillway`.
+  const copies = (dir: string): string[] => listOrEmpty(dir).filter((f) => f !== 'node_modules');
+  for (let i = 0; i < 2; i++) expect(copies(path.join(cluster.taskManagerDir(i), 'modules')), `taskmanager ${i + 1} module copies`).toEqual([]);
+  expect(copies(path.join(cluster.jobManagerDir, 'imports')), 'jobmanager module copies').toEqual([]);
 }, 150_000);
 
 /** A TCP socket with the process at its other end, if it is this test or a cluster process. */

@@ -10,13 +10,13 @@ import { ConnectionManager } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
 
 /** Buffers each subpartition of a pipelined partition may queue. */
-export const DEFAULT_BUFFERS_PER_SUBPARTITION = 32;
+export const DEFAULT_BUFFERS_PER_SUBPARTITION = 128;
 /** Bytes a blocking partition keeps in memory before it spills. */
 export const DEFAULT_BLOCKING_MEMORY_BUDGET = 16 << 20;
 /** Buffers a remote channel owns for its whole life (Flink's exclusive buffers). */
 export const DEFAULT_EXCLUSIVE_BUFFERS = 2;
 /** Buffers a gate's remote channels borrow by backlog (Flink's floating buffers). */
-export const DEFAULT_FLOATING_BUFFERS = 24;
+export const DEFAULT_FLOATING_BUFFERS = 64;
 
 export interface ShuffleOptions {
   /** Network memory of the process, bytes. */

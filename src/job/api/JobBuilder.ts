@@ -21,6 +21,14 @@ export class JobBuilder {
     return new Stream<string>(this.plan, this.plan.add('text', { text: path }), 0);
   }
 
+  /**
+   * The same text as chunks of whole lines (about 64 KiB of UTF-8 each): for a job
+   * that scans bytes itself, such as the word count's byte-level counter.
+   */
+  readTextChunks(path: string): Stream<Uint8Array> {
+    return new Stream<Uint8Array>(this.plan, this.plan.add('text', { text: path, chunks: true }), 0);
+  }
+
   /** The records `generator` yields for task `subtask` of `parallelism`. */
   generate<T>(generator: (subtask: number, parallelism: number) => Iterable<T>): Stream<T> {
     return new Stream<T>(this.plan, this.plan.add('generate', { generate: generator }), 0);

@@ -1,4 +1,4 @@
-import type { Operator, Partitioning } from '../JobDefinition.js';
+import type { Accumulate, Operator, Partitioning } from '../JobDefinition.js';
 import type { Exchangeable, Key } from './Exchangeable.js';
 import type { DraftInput, ExchangeOptions, JobPlan, StageDraft } from './JobPlan.js';
 
@@ -17,6 +17,19 @@ export interface Combine<T, C> {
    * sits on this return type, where it does not change how C is inferred.
    */
   mergeCombiners: (a: C, b: C) => NoInfer<Exchangeable<C>>;
+}
+
+/**
+ * Per-task state that records are added to, and that gives out records of type R
+ * (Flink's mapPartition): when it likes, and once the task's input has ended.
+ */
+export interface Accumulator<A, T, R> {
+  /** The task's state; made once, before the first record. */
+  create(): A;
+  /** Adds a record; may emit records (or return them), for example to bound the state. */
+  add(state: A, record: T, emit: Emit<R>): Iterable<R> | void;
+  /** After the last record: the state's records, emitted or returned. */
+  emit(state: A, emit: Emit<R>): Iterable<R> | void;
 }
 
 /**
@@ -70,6 +83,11 @@ export class Stream<T> {
   /** Folds each task's records into one value, emitted when the task's input ends. */
   aggregate<A>(zero: () => A, add: (accumulator: A, record: T) => A): Stream<A> {
     return this.chain('aggregate', { aggregate: { zero, add: erase(add) } });
+  }
+
+  /** Adds each task's records to a state of its own, which gives out records when it likes and at the end. */
+  accumulate<A, R>(accumulator: Accumulator<A, T, R>): Stream<R> {
+    return this.chain('accumulate', { accumulate: accumulator as unknown as Accumulate });
   }
 
   /** Sorts each task's records by key when its input ends; after partitionByRange on the same key, the tasks in order are globally sorted. */

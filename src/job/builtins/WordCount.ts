@@ -1,4 +1,6 @@
-import type { Accumulate, JobDefinition, Sink } from '../JobDefinition.js';
+import type { JobDefinition } from '../JobDefinition.js';
+import { JobBuilder } from '../api/JobBuilder.js';
+import type { Accumulator } from '../api/Stream.js';
 import { requireString } from './Params.js';
 import { WordCounter } from '../WordCounter.js';
 
@@ -8,14 +10,14 @@ export type WordCountRecord = [word: string, count: number];
 export const MAX_DISTINCT_WORDS = 1 << 19;
 
 /**
- * Counts the words of chunks of UTF-8 text (a `{ text, chunks: true }` source) per
- * task, as forEachWord finds them, and emits one [word, count] per distinct word at
- * the end: keyed counting over text for any job.
+ * Counts the words of chunks of UTF-8 text (a chunked text source) per task, as
+ * forEachWord finds them, and emits one [word, count] per distinct word at the end:
+ * keyed counting over text for any job.
  */
-export const countWords: Accumulate<WordCounter> = {
+export const countWords: Accumulator<WordCounter, Uint8Array, WordCountRecord> = {
   create: () => new WordCounter(),
   add: (counter, chunk) => {
-    counter.add(chunk as Uint8Array);
+    counter.add(chunk);
     if (counter.size >= MAX_DISTINCT_WORDS) {
       const counts = [...counter.entries()];
       counter.clear();
@@ -33,18 +35,15 @@ export const countWords: Accumulate<WordCounter> = {
 export function wordCount(params: Record<string, unknown>): JobDefinition {
   const input = requireString(params, 'input');
   const output = params.output === undefined ? undefined : requireString(params, 'output');
-  const sink: Sink = output === undefined ? { collect: true } : { text: output };
-  const word = (r: unknown): unknown => (r as WordCountRecord)[0];
-  return {
-    name: 'wordcount',
-    stages: [
-      { name: 'tokenize', source: { text: input, chunks: true }, operators: [{ accumulate: countWords }] },
-      {
-        name: 'count',
-        inputs: [{ from: 'tokenize', partitioning: { type: 'hash', key: word } }],
-        operators: [{ reduceByKey: { key: word, reduce: (a, b) => [(a as WordCountRecord)[0], (a as WordCountRecord)[1] + (b as WordCountRecord)[1]] } }],
-        sink,
-      },
-    ],
-  };
+  const job = new JobBuilder('wordcount');
+  const counts = job
+    .readTextChunks(input)
+    .accumulate(countWords)
+    .name('tokenize')
+    .keyBy(([word]) => word)
+    .reduce(([word, a], [, b]) => [word, a + b])
+    .name('count');
+  if (output === undefined) counts.collect();
+  else counts.writeText(output);
+  return job.build();
 }

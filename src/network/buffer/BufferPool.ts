@@ -17,6 +17,12 @@ export class BufferPool implements BufferRecycler {
   private destroyed = false;
   /** The most segments this pool may hold now; set by the global pool as pools come and go. */
   limit: number;
+  /**
+   * Called when the pool holds more than its limit while another pool waits for its
+   * minimum: whoever keeps buffers of this pool idle (a task thread's spare ones)
+   * should recycle them.
+   */
+  onOverLimit: (() => void) | null = null;
 
   constructor(
     private readonly global: NetworkBufferPool,
@@ -64,6 +70,8 @@ export class BufferPool implements BufferRecycler {
       this.waiters.push({ resolve, reject });
       // Below max, a segment may come from the global pool, now or once this pool's share grows.
       if (this.owned < this.max) this.global.awaitSegment(this);
+      // The minimum is guaranteed: pools above their share must give theirs back.
+      if (this.owned < this.min) this.global.reclaimFor(this);
     });
   }
 

@@ -163,6 +163,11 @@ export class NetworkBufferPool {
     this.free.push(segment);
   }
 
+  /** A pool waits for its guaranteed minimum: pools above their limit are asked to recycle what they keep idle. */
+  reclaimFor(waiting: BufferPool): void {
+    for (const pool of this.pools) if (pool !== waiting && pool.buffersOwned > pool.limit) pool.onOverLimit?.();
+  }
+
   /** Lets this pool know, through offer(), when a segment comes back. */
   awaitSegment(pool: BufferPool): void {
     this.waiting.add(pool);

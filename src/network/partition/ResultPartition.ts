@@ -82,6 +82,9 @@ export class ResultPartition implements ResultPartitionWriter {
   finish(): Promise<void> {
     // A producer that wrote nothing still produces end-of-partition: its consumers must learn of it.
     this.notifyFirstBuffer();
+    // Reading a spilled subpartition takes buffers of this pool: none may stay kept in memory then,
+    // since network memory is shared and the pool may be held to its minimum by the time consumers read.
+    if (this.finishing === null && this.spillables.some((s) => s.isSpilled)) for (const s of this.spillables) s.spill();
     this.finishing ??= Promise.all(this.subpartitions.map((s) => s.finish())).then(() => {});
     return this.finishing;
   }

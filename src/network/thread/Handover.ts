@@ -25,7 +25,8 @@ import type { RingWriter } from './SharedRing.js';
  * | INPUT | gate, channel, loan, segment, size: a data buffer lent to the task; RECYCLE it by its loan |
  * | EVENT | gate, channel, event type |
  * | CHANNEL_ERROR | gate, channel, s |
- * | FINISHED | partition, s or -1: the partition is readable, or why it is not |
+ * | FINISHED | partition, s: the partition is readable, or (s not empty) why it is not |
+ * | REVOKE | partition: the pool is above its share while another waits for its minimum; give back the spare buffers |
  * | PARTITION_ERROR | partition, s: the partition failed (for example its consumer is gone) |
  */
 export const enum Op {
@@ -43,10 +44,11 @@ export const enum Op {
   CHANNEL_ERROR = 14,
   FINISHED = 15,
   PARTITION_ERROR = 16,
+  REVOKE = 17,
 }
 
 /** Ints written before they are published without waiting for the end of the turn. */
-export const HANDOVER_BATCH = 256;
+export const HANDOVER_BATCH = 32;
 
 /** Longest string operand carried, in UTF-16 units; longer ones are cut. */
 const MAX_STRING = 4096;

@@ -56,6 +56,11 @@ export class NetworkEnd {
     this.grantedCount = partitions.map(() => 0);
     this.waiting = partitions.map(() => false);
     this.gates = [];
+    partitions.forEach((partition, p) => {
+      partition.pool.onOverLimit = () => {
+        if (this.grantedCount[p] > 0 && !this.closed) this.port.add([Op.REVOKE, p]);
+      };
+    });
     try {
       gateChannels.forEach((channels, g) => this.gates.push({ pool: env.reserveGatePool(channels, `${name}#${g}`), channels: [], forwarder: null }));
     } catch (error) {
@@ -138,6 +143,7 @@ export class NetworkEnd {
     for (const buffer of this.lent.values()) buffer.recycle();
     this.lent.clear();
     for (let g = 0; g < this.gates.length; g++) this.closeGate(g);
+    for (const partition of this.partitions) partition.pool.onOverLimit = null;
   }
 
   /**
@@ -182,7 +188,10 @@ export class NetworkEnd {
       this.partitions[p].add(buffer, subpartition);
     } catch (error) {
       this.port.add([Op.PARTITION_ERROR, p, ...encodeString(error instanceof Error ? error.message : String(error))]);
+      return;
     }
+    // A writer that waits may now be served, by a spill if need be.
+    if (this.wanted[p] > 0) this.grantWanted(p);
   }
 
   private takeBack(p: number, segment: number): NetworkBuffer | undefined {
@@ -229,11 +238,11 @@ export class NetworkEnd {
   }
 
   private awaitGrant(p: number): void {
+    const partition = this.partitions[p];
+    // A blocking partition frees memory only by spilling what it keeps; what it keeps grows with every buffer handed over.
+    partition.onPoolExhausted();
     if (this.waiting[p]) return;
     this.waiting[p] = true;
-    const partition = this.partitions[p];
-    // A blocking partition frees memory only by spilling what it keeps.
-    partition.onPoolExhausted();
     partition.pool.requestBufferAsync().then(
       (buffer) => {
         this.waiting[p] = false;

@@ -97,6 +97,10 @@ export class TaskEnd {
           i = next;
           break;
         }
+        case Op.REVOKE:
+          this.partitions[entries[i + 1]].pool.giveBackSpare();
+          i += 2;
+          break;
         case Op.PARTITION_ERROR: {
           const [message, next] = decodeString(entries, i + 2);
           this.partitions[entries[i + 1]].failed(message ?? 'the partition failed');

@@ -4,8 +4,8 @@ import type { WriterBufferPool } from '../partition/ResultPartitionWriter.js';
 import { Op, type HandoverPort } from './Handover.js';
 
 /** Buffers asked for at once, and the level of spare ones below which more are asked for. */
-const GRANT_BATCH = 32;
-const LOW_WATER = 16;
+const GRANT_BATCH = 16;
+const LOW_WATER = 4;
 
 /**
  * A task thread's share of a partition's pool, which lives in the network thread:
@@ -74,6 +74,11 @@ export class ThreadBufferPool implements WriterBufferPool, BufferRecycler {
   handedOver(buffer: NetworkBuffer): number {
     this.held--;
     return this.arena.indexOf(buffer.segment);
+  }
+
+  /** The pool needs its idle buffers back: spare ones go, and the next request asks anew. */
+  giveBackSpare(): void {
+    for (const segment of this.spare.splice(0)) this.giveBack(segment);
   }
 
   /** The partition is done with: spare segments go back, so will any granted later, and waits fail with the cause. */
