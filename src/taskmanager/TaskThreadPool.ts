@@ -2,6 +2,12 @@ import { Worker } from 'node:worker_threads';
 import { createHandoverRings, HandoverLink } from '../network/thread/HandoverLink.js';
 import type { TaskThreadData } from './TaskThreadMessages.js';
 
+/**
+ * A task allocates records at a high rate, nearly all short-lived: a young generation
+ * as large as the main thread's keeps scavenges rare.
+ */
+const YOUNG_GENERATION_MB = Number(process.env.SPILLWAY_YOUNG_MB ?? 48);
+
 /** A thread that has imported this many distinct job modules is not kept: their code stays in its heap. */
 const MAX_MODULES_PER_THREAD = 16;
 
@@ -70,7 +76,10 @@ export class TaskThreadPool {
     const data: TaskThreadData = { shared, modulesDir, rings };
     const worker = new Worker(new URL('./TaskThread.js', import.meta.url), {
       workerData: data,
-      resourceLimits: taskHeapBytes === undefined ? undefined : { maxOldGenerationSizeMb: Math.max(1, Math.floor(taskHeapBytes / (1 << 20))) },
+      resourceLimits: {
+        maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+        ...(taskHeapBytes === undefined ? {} : { maxOldGenerationSizeMb: Math.max(1, Math.floor(taskHeapBytes / (1 << 20))) }),
+      },
     });
     const thread: TaskThread = { worker, link: HandoverLink.network(rings) };
     // A thread that dies while idle is simply not reused.
