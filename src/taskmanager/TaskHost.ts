@@ -80,7 +80,8 @@ export class TaskHost {
   run(): Promise<TaskOutcome> {
     if (this.canceled) this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} was canceled` });
     if (this.outcome !== null) return this.ended;
-    const thread = this.threads.acquire();
+    const { job, stage } = this.descriptor;
+    const thread = this.threads.acquire(`${job.builtin ?? job.module}/${stage}`);
     this.thread = thread;
     this.port = thread.link.port(thread.worker);
     thread.link.handler = (entries) => this.network.handle(entries);
