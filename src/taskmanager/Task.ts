@@ -121,8 +121,10 @@ export class Task {
       const writer = new RecordWriter<unknown>(partition, this.selector(routing, out.numSubpartitions), this.descriptor.bufferTimeout);
       this.writers.push(writer);
       const close = (): Promise<void> => writer.close();
-      // A keyed reduce or combine downstream is associative: fold before the exchange (map-side combine).
-      if (first && ('reduceByKey' in first || 'combineByKey' in first) && partitioning.type === 'hash') {
+      // A keyed reduce or combine downstream is associative: fold before the exchange (map-side combine),
+      // unless this stage ends in an accumulate, whose state did (a reduce only needs it as an optimization).
+      const combined = first !== undefined && 'reduceByKey' in first && this.endsInAccumulate;
+      if (first && ('reduceByKey' in first || 'combineByKey' in first) && partitioning.type === 'hash' && !combined) {
         const combiner = combining(combinerOf(first), (r) => writer.emit(r), close);
         emits.push(combiner.push);
         ends.push(combiner.end);
@@ -133,6 +135,11 @@ export class Task {
     }
     const push: Emit = emits.length === 1 ? emits[0] : (r) => emitToEach(emits, r, 0);
     return { push, end: async () => void (await Promise.all(ends.map((end) => end()))) };
+  }
+
+  private get endsInAccumulate(): boolean {
+    const last = this.stage.operators?.at(-1);
+    return last !== undefined && 'accumulate' in last;
   }
 
   private selector(partitioning: Partitioning, channels: number): ChannelSelector<unknown> {
