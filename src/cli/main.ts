@@ -13,7 +13,7 @@ const USAGE = `usage:
                       [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
                        [--cancel-timeout MS] [--task-heap SIZE]
-  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081]
+  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait] [--typecheck]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
@@ -104,6 +104,11 @@ async function main(argv: string[]): Promise<number> {
         memory: values.memory,
         bufferSize: values['buffer-size'],
         port: values.port === undefined ? 8081 : Number(values.port),
+        // The TaskManagers' task settings, checked here so that a bad value fails before anything starts.
+        extraArgs: [
+          ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
+          ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
+        ],
       });
       onSignal(() => cluster.stop());
       const url = await cluster.start();
