@@ -174,16 +174,30 @@ describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () =
   });
 
   test('an error thrown outside any operator fails only its job, with the message', async () => {
+    // The source runs long, so the timer fires (at the source's first yield to the event loop) while the task runs.
     const source = `export default { name: 'throws', stages: [
-      { name: 'one', source: { generate: function* () { yield 1; } },
-        operators: [{ map: (x) => { setTimeout(() => { throw new Error('thrown outside the operator'); }, 0); return [x, 1]; } }] },
-      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }],
-        operators: [{ map: (x) => { const end = Date.now() + 2000; while (Date.now() < end); return x; } }], sink: { collect: true } } ] };`;
+      { name: 'one', source: { generate: function* () { for (let i = 0; i < 1e9; i++) yield i; } },
+        operators: [{ map: (x) => { if (x === 0) setTimeout(() => { throw new Error('thrown outside the operator'); }, 0); return [x % 10, 1]; } }] },
+      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
     const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
     const status = await client.waitFor(id);
     expect(status.state).toBe('FAILED');
     expect(status.error).toContain('thrown outside the operator');
     await client.expectIdle();
+    const next = await client.submit({ job: 'synthetic', params: { records: 20_000, keys: 100 }, parallelism: 4 });
+    expect((await client.waitFor(next)).state).toBe('FINISHED');
+  });
+
+  test("a timer left by a finished task that throws ends only its idle thread, not the TaskManager", async () => {
+    const source = `export default { name: 'leaves-a-timer', stages: [
+      { name: 'one', source: { generate: function* () { yield 1; } },
+        operators: [{ map: (x) => { setTimeout(() => { throw new Error('thrown after the task ended'); }, 300); return [x, 1]; } }] },
+      { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    expect((await client.waitFor(id)).state).toBe('FINISHED');
+    await sleep(600);
+    const statuses = await client.expectIdle();
+    expect(statuses, 'both TaskManagers still answer').toHaveLength(2);
     const next = await client.submit({ job: 'synthetic', params: { records: 20_000, keys: 100 }, parallelism: 4 });
     expect((await client.waitFor(next)).state).toBe('FINISHED');
   });

@@ -91,6 +91,11 @@ export class TaskThreadPool {
       },
     });
     const thread: TaskThread = { worker, link: HandoverLink.network(rings), lastRan: null };
+    // An error of a thread that serves no task (a timer of the last task's code) must not be
+    // an unhandled 'error' event, which would end the TaskManager: the thread dies, and is not reused.
+    worker.on('error', (error) => {
+      if (this.idle.includes(thread)) console.error(`taskmanager: an idle task thread failed and is dropped: ${error.message}`);
+    });
     // A thread that dies while idle is simply not reused.
     worker.once('exit', () => {
       thread.link.close();
