@@ -104,8 +104,8 @@ export class TaskHost {
     this.cancelTimer = setTimeout(() => void this.terminate(), this.cancelTimeoutMs);
   }
 
-  /** Ends the task's thread now, whatever it is doing: for a TaskManager that stops. */
-  async terminate(): Promise<void> {
+  /** Ends the task's thread now, whatever it is doing: a cancel that was not heeded in time. */
+  private async terminate(): Promise<void> {
     const thread = this.thread;
     if (thread === null || this.outcome !== null) return;
     this.detach(thread);

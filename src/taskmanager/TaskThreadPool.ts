@@ -6,7 +6,7 @@ import type { TaskThreadData } from './TaskThreadMessages.js';
  * A task allocates records at a high rate, nearly all short-lived: a young generation
  * as large as the main thread's keeps scavenges rare.
  */
-const YOUNG_GENERATION_MB = Number(process.env.SPILLWAY_YOUNG_MB ?? 48);
+const YOUNG_GENERATION_MB = 48;
 
 /** A thread that has imported this many distinct job modules is not kept: their code stays in its heap. */
 const MAX_MODULES_PER_THREAD = 16;

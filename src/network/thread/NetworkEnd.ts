@@ -176,10 +176,6 @@ export class NetworkEnd {
     this.port.add([Op.CHANNEL_ERROR, g, channel, ...encodeString(message)]);
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   private onBuffer(p: number, subpartition: number, segment: number, size: number): void {
     const buffer = this.takeBack(p, segment);
     if (buffer === undefined) return;
