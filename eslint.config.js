@@ -12,6 +12,15 @@ export default tseslint.config(
     },
   },
   {
+    // The web UI runs in the browser.
+    files: ['ui/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'location', 'localStorage', 'fetch', 'addEventListener', 'removeEventListener', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     files: ['bin/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },

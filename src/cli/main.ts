@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { JobManager } from '../jobmanager/JobManager.js';
+import { setLogLevel } from '../Logger.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
 import { LocalCluster } from './LocalCluster.js';
 import { parseSize } from './Size.js';
@@ -10,10 +11,12 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
-                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR]
+                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR] [--metrics-retention MS]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-                       [--cancel-timeout MS] [--task-heap SIZE]
+                       [--cancel-timeout MS] [--task-heap SIZE] [--metrics-retention MS]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
+                 [--metrics-retention MS]
+  every command: [--log-level fatal|error|warn|info|debug|trace|silent] (JSON lines on stderr; readable on a terminal)
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait] [--typecheck]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
@@ -40,6 +43,8 @@ const OPTIONS = {
   exchange: { type: 'string' },
   wait: { type: 'boolean', default: false },
   typecheck: { type: 'boolean', default: false },
+  'log-level': { type: 'string' },
+  'metrics-retention': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -59,6 +64,8 @@ async function main(argv: string[]): Promise<number> {
   // bursts of calls (deployments, reports) would otherwise hold sockets for a minute or more.
   setGlobalDispatcher(new Agent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 5000 }));
   const [command, target] = positionals;
+  if (values['log-level'] !== undefined) setLogLevel(values['log-level']);
+  const metricsRetentionMs = optionalInt('metrics-retention', values['metrics-retention']);
   if (values.help || !command) {
     console.log(USAGE);
     return command ? 0 : 2;
@@ -74,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
         historyBytes: values['history-bytes'] === undefined ? undefined : parseSize(values['history-bytes']),
         moduleTtlMs: optionalInt('module-ttl', values['module-ttl']),
         dataDir: values['data-dir'],
+        metricsRetentionMs,
       });
       const url = await jm.listen();
       console.log(`spillway jobmanager listening on ${url} with its data in ${jm.dataDir}`);
@@ -91,6 +99,7 @@ async function main(argv: string[]): Promise<number> {
         ownsSpillDir: values['spill-dir'] === undefined,
         cancelTimeoutMs: optionalInt('cancel-timeout', values['cancel-timeout']),
         taskHeapBytes: values['task-heap'] === undefined ? undefined : parseSize(values['task-heap']),
+        metricsRetentionMs,
       });
       await tm.start();
       console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);
@@ -108,6 +117,8 @@ async function main(argv: string[]): Promise<number> {
         extraArgs: [
           ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
           ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
+          ...(values['log-level'] === undefined ? [] : ['--log-level', values['log-level']]),
+          ...(metricsRetentionMs === undefined ? [] : ['--metrics-retention', String(metricsRetentionMs)]),
         ],
       });
       onSignal(() => cluster.stop());

@@ -53,4 +53,13 @@ export interface TaskCounters {
   bytesIn: number;
   recordsOut: number;
   bytesOut: number;
+  /**
+   * Where the task's time went since it started, ms, as Flink splits it: waiting for
+   * an output buffer (backpressured), waiting for input (idle), the rest (busy).
+   */
+  busyMs?: number;
+  backPressuredMs?: number;
+  idleMs?: number;
+  /** Records and bytes written to each output edge, in the order of the deployment's outputs. */
+  outputs?: { records: number; bytes: number }[];
 }

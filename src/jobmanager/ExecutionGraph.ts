@@ -1,7 +1,9 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
 import type { JobReference, TaskCounters, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';
+import type { CounterSample, TaskRates } from './TaskRates.js';
 import type { TaskManagerInfo } from './TaskManagerRegistry.js';
 
 /** One subtask of a stage, placed on a TaskManager. */
@@ -14,6 +16,10 @@ export interface ExecutionVertex {
   state: TaskState | 'CREATED';
   error?: string;
   counters: TaskCounters;
+  /** The last report of a running task, its rates since the one before, and where its buffers are now. */
+  sample?: CounterSample;
+  rates?: TaskRates;
+  buffers?: TaskBufferStats;
 }
 
 /** An exchange between two stages: one partition per producer subtask. */

@@ -1,6 +1,7 @@
 import { unpack } from 'msgpackr';
 import { isTerminal } from './Scheduler.js';
 import type { JobRecord, JobStore } from './JobStore.js';
+import { log } from '../Logger.js';
 
 /** The reason a job that was running when its JobManager went down ends with. */
 export const RESTARTED = 'JobManager restarted';
@@ -141,7 +142,7 @@ export class JobHistory {
       () => {
         if (this.pending.get(record.seq) === record) this.pending.delete(record.seq);
       },
-      (error: Error) => console.error(`jobmanager: could not store job ${record.id}: ${error.message}`),
+      (error: Error) => log.error({ job: record.id, err: error }, 'could not store the job'),
     );
   }
 

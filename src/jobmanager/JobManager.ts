@@ -1,21 +1,27 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
+import { callJson } from '../job/Http.js';
 import { JobLoader } from '../job/JobLoader.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
 import { JobHistory } from './JobHistory.js';
+import { JobManagerMetrics } from './JobManagerMetrics.js';
 import { JobStore, type JobRecord } from './JobStore.js';
 import { details, jobSeq, snapshot, summary } from './JobViews.js';
 import { DEFAULT_MODULE_TTL_MS, Modules } from './Modules.js';
-import { isTerminal, Scheduler, type Job } from './Scheduler.js';
+import { isTerminal, Scheduler, tmUrl, type Job } from './Scheduler.js';
 import { TaskManagerRegistry, type Registration } from './TaskManagerRegistry.js';
+import { httpLogging, log } from '../Logger.js';
 
 export interface JobManagerOptions {
   host?: string;
@@ -35,7 +41,12 @@ export interface JobManagerOptions {
    * so that a JobManager restarted on the same port finds it.
    */
   dataDir?: string;
+  /** How long an ended job's series stay in /metrics (default 5 minutes). */
+  metricsRetentionMs?: number;
 }
+
+/** The web UI's files, copied next to the compiled code at build time (see scripts/build-ui.mjs). */
+const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
 
 export const DEFAULT_JOB_HISTORY = 100;
 export const DEFAULT_HISTORY_BYTES = 256 << 20;
@@ -90,16 +101,25 @@ export class JobManager {
   private opened: () => void = () => {};
   private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
   private dir = '';
+  private readonly metrics: JobManagerMetrics;
 
   constructor(private readonly options: JobManagerOptions = {}) {
     this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? 10_000, (tm, reason) => {
-      console.error(`jobmanager: ${reason}`);
+      log.warn({ taskManager: tm.id }, reason);
       this.scheduler.taskManagerLost(tm, reason);
     });
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
     // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
     // reports and REST polls would otherwise hold descriptors for minutes.
-    this.http = Fastify({ bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } } });
+    this.http = Fastify({
+      bodyLimit: 256 << 20,
+      keepAliveTimeout: 5000,
+      ajv: { customOptions: { removeAdditional: false } },
+      ...httpLogging('jobmanager'),
+    });
+    this.metrics = new JobManagerMetrics({ jobs: () => this.jobs(), taskManagers: () => this.registry.sorted() }, options.metricsRetentionMs);
+    // The UI's static files need no token (see DESIGN.md: security); index.html is served at /.
+    void this.http.register(fastifyStatic, { root: UI_DIR, prefix: '/', index: 'index.html', wildcard: false });
     this.http.addHook('onRequest', async () => this.ready);
     // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -207,6 +227,14 @@ export class JobManager {
       };
     });
     http.get('/taskmanagers', async () => ({ taskmanagers: this.registry.sorted() }));
+    // A TaskManager as registered, with its memory and network buffers now (for the UI's charts).
+    http.get<{ Params: { id: string } }>('/taskmanagers/:id', async (request) => {
+      const tm = this.registry.get(request.params.id);
+      if (!tm) throw Object.assign(new Error(`no taskmanager ${request.params.id}`), { statusCode: 404 });
+      const status = await callJson<Record<string, unknown>>('GET', `${tmUrl(tm)}/status`).catch((error: Error) => ({ error: error.message }));
+      return { ...tm, status };
+    });
+    http.get('/metrics', async (_request, reply) => reply.type(this.metrics.contentType).send(await this.metrics.text()));
     http.post<{ Body: string }>('/modules', async (request, reply) => {
       if (typeof request.body !== 'string' || request.body.length === 0) return reply.code(400).send({ error: 'the module source is empty' });
       return reply.code(201).send({ hash: await this.modules.upload(request.body) });
@@ -239,6 +267,7 @@ export class JobManager {
       },
       async (request) => {
         const tm = this.registry.register(request.body);
+        log.info({ taskManager: tm.id, host: tm.host, dataPort: tm.dataPort, slots: tm.slots }, 'taskmanager registered');
         this.scheduler.schedule();
         return { id: tm.id, session: this.session, modules: this.modules.hashes() };
       },
@@ -252,8 +281,8 @@ export class JobManager {
       if (!this.registry.heartbeat(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
       return { session: this.session, modules: this.modules.hashes() };
     });
-    http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
-      for (const { taskId, counters } of request.body.tasks) this.scheduler.updateCounters(taskId, counters);
+    http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters; buffers?: TaskBufferStats }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
+      for (const { taskId, counters, buffers } of request.body.tasks) this.scheduler.updateCounters(taskId, counters, buffers);
       return {};
     });
     http.post<{ Params: { taskId: string }; Body: { state: TaskState; error?: string; counters?: TaskCounters } }>(

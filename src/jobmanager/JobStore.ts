@@ -3,6 +3,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, TaskCounters } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import type { JobState } from './Scheduler.js';
+import type { TaskRates } from './TaskRates.js';
 
 /** One task of a job as GET /jobs/:id shows it. */
 export interface TaskView {
@@ -13,6 +14,26 @@ export interface TaskView {
   state: string;
   error?: string;
   counters: TaskCounters;
+  /** Rates over the last report interval while it runs, over its life once it ended. */
+  rates?: TaskRates;
+}
+
+/** An exchange between two stages as it stands (live) or ended (kept). */
+export interface EdgeView {
+  from: string;
+  to: string;
+  input: number;
+  type: string;
+  records: number;
+  bytes: number;
+  recordsPerSecond: number;
+  bytesPerSecond: number;
+  /**
+   * Where the edge's buffers are now: queued in the producers' subpartitions, in
+   * flight (taken from the queues, on the wire or waiting for credit), lent to the
+   * consumer tasks and not yet read, and in spill files. All zero once the job ended.
+   */
+  buffers: { queued: number; inFlight: number; atConsumers: number; spilled: number };
 }
 
 /** What the JobManager keeps of a job: enough to answer GET /jobs/:id, never its code. */
@@ -31,6 +52,8 @@ export interface JobRecord {
   ref: JobReference;
   counters: TaskCounters;
   tasks: TaskView[];
+  /** Absent in records kept by a JobManager before edges were recorded. */
+  edges?: EdgeView[];
   /** Bytes of collected records kept in the store for it. */
   resultBytes: number;
   /** Why its collected records are no longer kept (GET /jobs/:id/result is then a 410). */

@@ -1,5 +1,6 @@
 import type { TaskCounters } from '../job/TaskDeployment.js';
-import type { JobRecord } from './JobStore.js';
+import type { ExecutionEdge, ExecutionGraph } from './ExecutionGraph.js';
+import type { EdgeView, JobRecord } from './JobStore.js';
 import type { Job } from './Scheduler.js';
 
 /** The seq of job ids `job-0042-...`: the number the store keys a job by. */
@@ -41,9 +42,52 @@ export function snapshot(job: Job): JobRecord {
       state: v.state,
       error: v.error,
       counters: v.counters,
+      rates: v.rates,
     })),
+    edges: job.graph ? job.graph.edges.map((edge) => edgeView(job.graph!, edge)) : [],
     resultBytes,
   };
+}
+
+/**
+ * An edge summed over its producer and consumer subtasks: records, bytes and their
+ * rates as the producers wrote them, and where its buffers are now. A producer's
+ * buffers handed out of its queues are in flight unless lent to a local consumer.
+ */
+function edgeView(graph: ExecutionGraph, edge: ExecutionEdge): EdgeView {
+  const output = graph.edges.filter((e) => e.from === edge.from).indexOf(edge);
+  const view: EdgeView = {
+    from: edge.from,
+    to: edge.to,
+    input: edge.input,
+    type: edge.type,
+    records: 0,
+    bytes: 0,
+    recordsPerSecond: 0,
+    bytesPerSecond: 0,
+    buffers: { queued: 0, inFlight: 0, atConsumers: 0, spilled: 0 },
+  };
+  let handedOut = 0;
+  let lentLocal = 0;
+  for (const producer of graph.verticesOf(edge.from)) {
+    const counters = producer.counters.outputs?.[output];
+    view.records += counters?.records ?? 0;
+    view.bytes += counters?.bytes ?? 0;
+    const rate = producer.rates?.outputs[output];
+    view.recordsPerSecond += rate?.recordsPerSecond ?? 0;
+    view.bytesPerSecond += rate?.bytesPerSecond ?? 0;
+    const buffers = producer.buffers?.outputs[output];
+    view.buffers.queued += buffers?.queued ?? 0;
+    view.buffers.spilled += buffers?.spilled ?? 0;
+    handedOut += buffers?.handedOut ?? 0;
+  }
+  for (const consumer of graph.verticesOf(edge.to)) {
+    const input = consumer.buffers?.inputs[edge.input];
+    view.buffers.atConsumers += input?.lent ?? 0;
+    lentLocal += input?.lentLocal ?? 0;
+  }
+  view.buffers.inFlight = Math.max(0, handedOut - lentLocal);
+  return view;
 }
 
 /** An entry of GET /jobs. */
@@ -60,7 +104,8 @@ export function details(job: JobRecord): Record<string, unknown> {
     started: job.started,
     ended: job.ended,
     counters: job.counters,
-    tasks: job.tasks,
+    tasks: job.tasks.map((task) => ({ ...task, ...task.rates, rates: undefined })),
+    edges: job.edges ?? [],
     progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
     resultBytes: job.resultBytes,
     resultsDropped: job.resultsDropped,

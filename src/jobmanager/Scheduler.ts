@@ -2,11 +2,14 @@ import type { JobDefinition } from '../job/JobDefinition.js';
 import { callJson } from '../job/Http.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
 import type { JobHistory } from './JobHistory.js';
 import { snapshot } from './JobViews.js';
 import { PartitionTracker } from './PartitionTracker.js';
 import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+import { ratesBetween } from './TaskRates.js';
+import { log } from '../Logger.js';
 
 export type JobState = 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
 
@@ -67,6 +70,7 @@ export class Scheduler {
     const job: Job = { ...submission, id, seq, state: 'CREATED', submitted: Date.now(), graph: null, resultBytes: new Map(), deployedRegions: new Set() };
     this.jobs.set(id, job);
     this.history.submitted(snapshot(job));
+    log.info({ job: id, name: job.name, parallelism: job.parallelism }, 'job submitted');
     this.queue.push(job);
     this.schedule();
     return job;
@@ -102,6 +106,12 @@ export class Scheduler {
     if (!job || !vertex) return;
     if (counters) vertex.counters = counters;
     if (isTerminal(vertex.state)) return;
+    log.debug({ job: job.id, task: taskId, taskManager: vertex.taskManagerId, state, error }, 'task state');
+    // An ended task's rates are over its life; its buffers are all back.
+    if (isTerminal(state)) {
+      vertex.rates = ratesBetween(null, { at: Date.now(), counters: vertex.counters }, job.started ?? job.submitted);
+      vertex.buffers = undefined;
+    }
     vertex.state = state;
     if (error) vertex.error = error;
     if (isTerminal(job.state)) return;
@@ -111,9 +121,15 @@ export class Scheduler {
   }
 
   /** Counters of a running task (its final ones come with its final state). */
-  updateCounters(taskId: string, counters: TaskCounters): void {
-    const vertex = this.jobOfTask(taskId)?.graph?.vertices.get(taskId);
-    if (vertex && !isTerminal(vertex.state)) vertex.counters = counters;
+  updateCounters(taskId: string, counters: TaskCounters, buffers?: TaskBufferStats): void {
+    const job = this.jobOfTask(taskId);
+    const vertex = job?.graph?.vertices.get(taskId);
+    if (!job || !vertex || isTerminal(vertex.state)) return;
+    const sample = { at: Date.now(), counters };
+    vertex.rates = ratesBetween(vertex.sample ?? null, sample, job.started ?? job.submitted);
+    vertex.sample = sample;
+    vertex.counters = counters;
+    vertex.buffers = buffers;
   }
 
   partitionReady(partitionId: string, location: PartitionLocation): void {
@@ -175,6 +191,7 @@ export class Scheduler {
   private start(job: Job): void {
     job.state = 'RUNNING';
     job.started = Date.now();
+    log.info({ job: job.id, taskManagers: [...job.graph!.slots.keys()] }, 'job running');
     job.graph!.trackPartitions(this.tracker);
     this.deployReadyRegions(job);
   }
@@ -216,6 +233,7 @@ export class Scheduler {
   private end(job: Job, state: JobState): void {
     job.state = state;
     job.ended = Date.now();
+    log[state === 'FAILED' ? 'warn' : 'info']({ job: job.id, state, error: job.error, durationMs: job.ended - (job.started ?? job.submitted) }, `job ${state.toLowerCase()}`);
     this.dequeue(job);
     const graph = job.graph;
     if (graph && state !== 'FINISHED') {
@@ -233,7 +251,7 @@ export class Scheduler {
         const stop = state === 'FINISHED' ? Promise.resolve() : callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/cancel`, {});
         stop
           .then(() => callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/release`, {}))
-          .catch((e: Error) => console.error(`jobmanager: could not stop job ${job.id} on ${id}: ${e.message}`));
+          .catch((e: Error) => log.warn({ job: job.id, taskManager: id, err: e }, 'could not stop the job on a taskmanager'));
       }
       for (const [id, slots] of graph.slots) {
         const tm = this.registry.get(id);

@@ -33,6 +33,8 @@ export interface ShuffleOptions {
   exclusiveBuffersPerChannel?: number;
   /** Default DEFAULT_FLOATING_BUFFERS. */
   floatingBuffersPerGate?: number;
+  /** Where connection problems are reported (each message names the peer); a warning on the console by default. */
+  log?: (message: string) => void;
 }
 
 /** Where a channel reads: this process, or a remote data server. */
@@ -45,13 +47,14 @@ export type ChannelSource = { address: SubpartitionAddress; remote: RemoteAddres
 export class ShuffleEnvironment {
   readonly buffers: NetworkBufferPool;
   readonly partitions = new ResultPartitionManager();
-  readonly connections = new ConnectionManager();
+  readonly connections: ConnectionManager;
   private readonly server: DataServer;
   private dataAddress: RemoteAddress | null = null;
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
-    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort });
+    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log: options.log });
+    this.connections = new ConnectionManager({ log: options.log });
   }
 
   async start(): Promise<RemoteAddress> {
@@ -62,6 +65,11 @@ export class ShuffleEnvironment {
   get address(): RemoteAddress {
     if (!this.dataAddress) throw new Error('the data server is not started');
     return this.dataAddress;
+  }
+
+  /** Data connections other processes opened to this one's data server. */
+  get serverConnections(): number {
+    return this.server.connectionCount;
   }
 
   createPartition(id: string, type: PartitionType, numSubpartitions: number): ResultPartition {

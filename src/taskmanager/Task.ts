@@ -45,6 +45,7 @@ export class Task {
   private readonly readers: RecordReader<unknown>[] = [];
   private readonly gates: InputGate[] = [];
   private canceled = false;
+  private readonly started = performance.now();
 
   constructor(
     readonly descriptor: TaskDeploymentDescriptor,
@@ -59,11 +60,17 @@ export class Task {
 
   get counters(): TaskCounters {
     const sum = <T>(items: T[], f: (t: T) => number): number => items.reduce((a, t) => a + f(t), 0);
+    const idleMs = sum(this.readers, (r) => r.idleMs);
+    const backPressuredMs = sum(this.writers, (w) => w.backPressuredMs);
     return {
       recordsIn: sum(this.readers, (r) => r.recordsIn),
       bytesIn: sum(this.readers, (r) => r.bytesIn),
       recordsOut: sum(this.writers, (w) => w.recordsOut),
       bytesOut: sum(this.writers, (w) => w.bytesOut),
+      busyMs: Math.max(0, performance.now() - this.started - idleMs - backPressuredMs),
+      backPressuredMs,
+      idleMs,
+      outputs: this.writers.map((w) => ({ records: w.recordsOut, bytes: w.bytesOut })),
     };
   }
 

@@ -2,7 +2,7 @@ import type { PartitionLocation, TaskCounters, TaskDeploymentDescriptor } from '
 import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
-import { NetworkEnd } from '../network/thread/NetworkEnd.js';
+import { NetworkEnd, type TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { FromTaskThread, TaskEndState, ToTaskThread } from './TaskThreadMessages.js';
 import type { TaskThread, TaskThreadPool } from './TaskThreadPool.js';
 
@@ -70,6 +70,11 @@ export class TaskHost {
       this.releasePartitions(error as Error);
       throw new Error(`task ${descriptor.taskId} cannot be deployed: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  /** Where the task's buffers are now (its partitions, and what its inputs lent it). */
+  bufferStats(): TaskBufferStats {
+    return this.network.bufferStats();
   }
 
   get isCanceled(): boolean {

@@ -8,7 +8,9 @@ import { JobLoader } from '../job/JobLoader.js';
 import { Heartbeat, type Registered } from './Heartbeat.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';
+import { TaskManagerMetrics } from './TaskManagerMetrics.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
+import { httpLogging, log } from '../Logger.js';
 
 /** How long a canceled task may take to stop before its thread is terminated. */
 export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
@@ -28,6 +30,8 @@ export interface TaskManagerOptions {
   cancelTimeoutMs?: number;
   /** A task thread's heap limit, bytes; V8's default if absent. */
   taskHeapBytes?: number;
+  /** How long an ended task's series stay in /metrics (default DEFAULT_METRICS_RETENTION_MS). */
+  metricsRetentionMs?: number;
 }
 
 /**
@@ -55,6 +59,7 @@ export class TaskManager {
   private registration: Record<string, unknown> = {};
   private rejoining = false;
   private readonly partitionDir: string;
+  private readonly metricsRegistry: TaskManagerMetrics;
 
   constructor(private readonly options: TaskManagerOptions) {
     this.jm = options.jobManager.replace(/\/$/, '');
@@ -64,6 +69,7 @@ export class TaskManager {
       segmentSize: options.segmentSize,
       host: options.host,
       spillDir: this.partitionDir,
+      log: (message) => log.warn({ taskManager: this.id }, message),
     });
     const modulesDir = path.join(options.spillDir, 'modules');
     this.loader = new JobLoader(modulesDir, async (hash) => {
@@ -71,7 +77,8 @@ export class TaskManager {
       return source;
     });
     this.threads = new TaskThreadPool({ shared: this.env.buffers.arena.shared, modulesDir, keepIdle: options.slots * 2, taskHeapBytes: options.taskHeapBytes });
-    this.http = Fastify({ bodyLimit: 64 << 20 });
+    this.metricsRegistry = new TaskManagerMetrics(this.env, () => this.tasks.values(), options.metricsRetentionMs);
+    this.http = Fastify({ bodyLimit: 64 << 20, ...httpLogging('taskmanager') });
     this.routes();
   }
 
@@ -94,7 +101,7 @@ export class TaskManager {
       this.options.heartbeatIntervalMs ?? 1000,
       // A 404 for an id this TaskManager has already left behind needs nothing.
       (id) => id === this.id && void this.rejoin(),
-      (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
+      (message) => log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`),
       // Copies of modules the JobManager no longer keeps are dropped here too.
       (modules, asOf) => this.loader.keepOnly(modules, asOf),
     );
@@ -134,9 +141,9 @@ export class TaskManager {
       this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
       await this.register();
       this.heartbeat?.setId({ id: this.id, session: this.session });
-      console.error(`taskmanager registered again as ${this.id}`);
+      log.info({ taskManager: this.id }, 'taskmanager registered again');
     } catch (error) {
-      console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
+      log.error({ taskManager: this.id, err: error }, 'could not register again');
     } finally {
       this.rejoining = false;
     }
@@ -167,8 +174,10 @@ export class TaskManager {
     this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/release', async (request) => {
       const prefix = `${request.params.jobId}/`;
       this.env.partitions.releaseWhere((id) => id.startsWith(prefix), new Error(`job ${request.params.jobId} ended`));
+      log.debug({ job: request.params.jobId, taskManager: this.id }, 'partitions of the job released');
       return {};
     });
+    this.http.get('/metrics', async (_request, reply) => reply.type(this.metricsRegistry.contentType).send(await this.metricsRegistry.text()));
     this.http.get('/status', async () => ({
       id: this.id,
       pid: process.pid,
@@ -201,26 +210,30 @@ export class TaskManager {
       this.earlyLocations.delete(taskId);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
       running = this.report(taskId, task, 'RUNNING');
+      log.info({ job: descriptor.jobId, task: taskId, taskManager: this.id }, 'task running');
       outcome = await task.run();
     } catch (error) {
       outcome = { state: task?.isCanceled || this.canceledJobs.has(descriptor.jobId) ? 'CANCELED' : 'FAILED', error: error instanceof Error ? error.message : String(error) };
     } finally {
+      if (task !== null) this.metricsRegistry.taskEnded(task);
       this.tasks.delete(taskId);
       this.earlyLocations.delete(taskId);
     }
     await running;
     const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} on taskmanager ${this.id})` : undefined;
+    log[outcome.state === 'FAILED' ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, taskManager: this.id, state: outcome.state, error }, 'task ended');
     await this.report(taskId, task, outcome.state, error);
   }
 
   /** Counters of running tasks, for progress while a job runs; a lost update is replaced by the next. */
   private sendCounters(): void {
     if (this.tasks.size === 0) return;
-    const tasks = [...this.tasks.values()].map((task) => ({ taskId: task.descriptor.taskId, counters: task.counters }));
+    const tasks = [...this.tasks.values()].map((task) => ({ taskId: task.descriptor.taskId, counters: task.counters, buffers: task.bufferStats() }));
     callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/counters`, { tasks }).catch(() => {});
   }
 
   private announcePartition(partitionId: string): void {
+    log.debug({ partition: partitionId, taskManager: this.id }, 'partition ready');
     const location: PartitionLocation = { taskManagerId: this.id, host: this.env.address.host, dataPort: this.env.address.port };
     void this.deliver(`announce partition ${partitionId}`, () => callJson('POST', `${this.jm}/internal/partitions/ready`, { partitionId, location }));
   }
@@ -233,7 +246,7 @@ export class TaskManager {
     try {
       await retrying(call);
     } catch (error) {
-      console.error(`taskmanager ${this.id}: could not ${what}: ${(error as Error).message}`);
+      log.error({ taskManager: this.id, err: error }, `could not ${what}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { createHandoverRings, HandoverLink } from '../network/thread/HandoverLink.js';
 import type { TaskThreadData } from './TaskThreadMessages.js';
+import { log } from '../Logger.js';
 
 /**
  * A task allocates records at a high rate, nearly all short-lived: a young generation
@@ -94,7 +95,7 @@ export class TaskThreadPool {
     // An error of a thread that serves no task (a timer of the last task's code) must not be
     // an unhandled 'error' event, which would end the TaskManager: the thread dies, and is not reused.
     worker.on('error', (error) => {
-      if (this.idle.includes(thread)) console.error(`taskmanager: an idle task thread failed and is dropped: ${error.message}`);
+      if (this.idle.includes(thread)) log.warn({ err: error }, 'an idle task thread failed and is dropped');
     });
     // A thread that dies while idle is simply not reused.
     worker.once('exit', () => {

@@ -17,6 +17,8 @@ export class InputGate implements ChannelAvailability {
   private remaining = 0;
   private wakeUp: (() => void) | null = null;
   private requested = false;
+  /** Time spent waiting for data, ms: the reader's idle time (Flink's idleTime). */
+  idleMs = 0;
   /** The channel of the buffer the last pollNext() returned. */
   lastChannel = -1;
 
@@ -81,8 +83,12 @@ export class InputGate implements ChannelAvailability {
   /** Resolves when a channel announces data (or the gate finished). */
   waitForData(): Promise<void> {
     if (this.ready.length > 0 || this.isFinished) return Promise.resolve();
+    const start = performance.now();
     return new Promise((resolve) => {
-      this.wakeUp = resolve;
+      this.wakeUp = () => {
+        this.idleMs += performance.now() - start;
+        resolve();
+      };
     });
   }
 

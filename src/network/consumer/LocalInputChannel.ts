@@ -2,6 +2,7 @@ import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { PartitionNotFoundError, type ResultPartitionManager } from '../partition/ResultPartitionManager.js';
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './InputChannel.js';
+import { networkCounters } from '../NetworkCounters.js';
 
 /** Backoff for a partition that is not registered yet (Flink's partition request retry). */
 export interface RetryPolicy {
@@ -35,7 +36,9 @@ export class LocalInputChannel implements InputChannel {
 
   pollNext(): NetworkBuffer | null {
     if (this.error !== null) throw this.error;
-    return this.view === null ? null : this.view.pollNext();
+    const buffer = this.view === null ? null : this.view.pollNext();
+    if (buffer !== null) networkCounters.localBytes += buffer.size;
+    return buffer;
   }
 
   release(): void {

@@ -14,6 +14,11 @@ export class RecordReader<T> {
     this.deserializers = Array.from({ length: gate.numberOfChannels }, () => new RecordDeserializer());
   }
 
+  /** Time spent waiting for input, ms. */
+  get idleMs(): number {
+    return this.gate.idleMs;
+  }
+
   /** Reads until every channel has ended, handing each record to the handler in channel order. */
   async forEach(handler: RecordHandler<T>): Promise<void> {
     const gate = this.gate;

@@ -83,6 +83,14 @@ export class PipelinedSubpartition implements ResultSubpartition {
     return this.dataBuffers;
   }
 
+  get buffersInMemory(): number {
+    return this.queue.length;
+  }
+
+  get buffersOnDisk(): number {
+    return 0;
+  }
+
   get isDrained(): boolean {
     return this.finished && this.queue.length === 0;
   }

@@ -23,6 +23,13 @@ export interface ResultPartitionOptions {
   memoryBudget?: number;
 }
 
+/** See ResultPartition.bufferStats(). */
+export interface PartitionBufferStats {
+  queued: number;
+  spilled: number;
+  handedOut: number;
+}
+
 /**
  * The data one task produces for one output edge: one subpartition per consumer
  * subtask. Owns its BufferPool; release() drops all data, fails readers and deletes
@@ -71,6 +78,21 @@ export class ResultPartition implements ResultPartitionWriter {
   /** Bytes written to spill files so far. */
   get bytesSpilled(): number {
     return this.spillables.reduce((sum, s) => sum + s.bytesOnDisk, 0);
+  }
+
+  /**
+   * Where this partition's buffers are now: queued in memory for their readers, in
+   * spill files, and handed out of the queues (on their way to a consumer or held by
+   * one) but not yet back in the pool. Buffers a writer is filling count in none.
+   */
+  bufferStats(filling: number): PartitionBufferStats {
+    let queued = 0;
+    let spilled = 0;
+    for (const s of this.subpartitions) {
+      queued += s.buffersInMemory;
+      spilled += s.buffersOnDisk;
+    }
+    return { queued, spilled, handedOut: Math.max(0, this.pool.buffersInUse - filling - queued) };
   }
 
   add(buffer: NetworkBuffer, subpartition: number): void {

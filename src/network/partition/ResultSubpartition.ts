@@ -26,6 +26,10 @@ export interface ResultSubpartition {
   /** Producer side: no more buffers; appends end-of-partition. */
   finish(): void;
   createReadView(listener: AvailabilityListener): ResultSubpartitionView;
+  /** Buffers held in memory (data and events), written and not yet read. */
+  readonly buffersInMemory: number;
+  /** Buffers in its spill file, kept for every reader. */
+  readonly buffersOnDisk: number;
   /** Drops everything, fails readers with the cause, and deletes any file. */
   release(cause?: Error): void;
 }

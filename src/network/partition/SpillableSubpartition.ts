@@ -8,6 +8,7 @@ import {
   type ResultSubpartition,
   type ResultSubpartitionView,
 } from './ResultSubpartition.js';
+import { networkCounters } from '../NetworkCounters.js';
 
 /** How many buffers one writev() takes at most. */
 const MAX_WRITE_BATCH = 256;
@@ -70,6 +71,14 @@ export class SpillableSubpartition implements ResultSubpartition {
     return this.isSpilled ? this.offsets.length + this.writeQueue.length : this.memory.length;
   }
 
+  get buffersInMemory(): number {
+    return this.isSpilled ? this.writeQueue.length : this.memory.length;
+  }
+
+  get buffersOnDisk(): number {
+    return this.offsets.length;
+  }
+
   get dataBufferCount(): number {
     return this.dataCount;
   }
@@ -97,6 +106,7 @@ export class SpillableSubpartition implements ResultSubpartition {
   spill(): void {
     if (this.isSpilled || this.failure !== null) return;
     this.fd = fs.openSync(this.spillPath, 'w+');
+    networkCounters.spillFiles++;
     const buffers = this.memory;
     const bytes = this.memoryBytes;
     this.memory = [];
@@ -214,6 +224,7 @@ export class SpillableSubpartition implements ResultSubpartition {
           this.lengths.push(buffer.size);
           this.types.push(buffer.dataType);
           this.fileSize += buffer.size;
+          networkCounters.spilledBytes += buffer.size;
         }
         buffer.recycle();
       }

@@ -3,7 +3,8 @@ import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { SegmentArena } from '../buffer/NetworkBufferPool.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
 import type { ChannelAvailability, InputChannel } from '../consumer/InputChannel.js';
-import type { ResultPartition } from '../partition/ResultPartition.js';
+import { LocalInputChannel } from '../consumer/LocalInputChannel.js';
+import type { PartitionBufferStats, ResultPartition } from '../partition/ResultPartition.js';
 import { eventTypeOf, EventType } from '../serialization/Events.js';
 import type { ChannelSource, ShuffleEnvironment } from '../ShuffleEnvironment.js';
 import { decodeString, encodeString, type EntrySink, Op } from './Handover.js';
@@ -14,6 +15,19 @@ export interface NetworkEndListener {
   inputRequested(gate: number): void;
   /** A partition the task finished is readable (a blocking one: its files are written). */
   partitionFinished(partition: number): void;
+}
+
+/** Where a task's buffers are now: per output partition, and per input those lent to the task (and how many of them from local producers). */
+export interface TaskBufferStats {
+  outputs: PartitionBufferStats[];
+  inputs: { lent: number; lentLocal: number; poolUsed: number; poolMax: number }[];
+}
+
+/** An input buffer in the task thread's hands. */
+interface Loan {
+  buffer: NetworkBuffer;
+  gate: number;
+  local: boolean;
 }
 
 /** One input of the task as the network thread serves it. */
@@ -34,7 +48,7 @@ export class NetworkEnd {
   /** Segments granted to the task's writers, by segment index. */
   private readonly granted = new Map<number, NetworkBuffer>();
   /** Input buffers lent to the task, by loan. */
-  private readonly lent = new Map<number, NetworkBuffer>();
+  private readonly lent = new Map<number, Loan>();
   private nextLoan = 0;
   /** Per partition: buffers wanted and not yet granted, and whether a wait for one is under way. */
   private readonly wanted: number[];
@@ -140,7 +154,7 @@ export class NetworkEnd {
     this.closed = true;
     for (const buffer of this.granted.values()) buffer.recycle();
     this.granted.clear();
-    for (const buffer of this.lent.values()) buffer.recycle();
+    for (const loan of this.lent.values()) loan.buffer.recycle();
     this.lent.clear();
     for (let g = 0; g < this.gates.length; g++) this.closeGate(g);
     for (const partition of this.partitions) partition.pool.onOverLimit = null;
@@ -166,9 +180,19 @@ export class NetworkEnd {
       throw new Error(`channel ${channel} of input ${g} delivered a buffer outside network memory`);
     }
     const loan = this.nextLoan++;
-    this.lent.set(loan, buffer);
+    this.lent.set(loan, { buffer, gate: g, local: this.gates[g].channels[channel] instanceof LocalInputChannel });
     this.port.add([Op.INPUT, g, channel, loan, segment, buffer.size]);
     return false;
+  }
+
+  /** Where the task's buffers are now; counts the loans, so call it per report, not per buffer. */
+  bufferStats(): TaskBufferStats {
+    const inputs = this.gates.map(({ pool }) => ({ lent: 0, lentLocal: 0, poolUsed: pool.isDestroyed ? 0 : pool.buffersInUse, poolMax: pool.isDestroyed ? 0 : pool.max }));
+    for (const { gate, local } of this.lent.values()) {
+      inputs[gate].lent++;
+      if (local) inputs[gate].lentLocal++;
+    }
+    return { outputs: this.partitions.map((partition, p) => partition.bufferStats(this.grantedCount[p])), inputs };
   }
 
   failChannel(g: number, channel: number, error: unknown): void {
@@ -199,10 +223,10 @@ export class NetworkEnd {
   }
 
   private onRecycle(loan: number): void {
-    const buffer = this.lent.get(loan);
-    if (buffer === undefined) return;
+    const lent = this.lent.get(loan);
+    if (lent === undefined) return;
     this.lent.delete(loan);
-    buffer.recycle();
+    lent.buffer.recycle();
   }
 
   private onFinish(p: number): void {

@@ -4,6 +4,7 @@ import { encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, enco
 import type { PartitionReceiver } from './PartitionReceiver.js';
 import { ADD_CREDIT_BYTES, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_FRAMES } from './Protocol.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+import { networkCounters } from '../NetworkCounters.js';
 
 /**
  * Socket reads land in one reused buffer: every byte is parsed or copied out before
@@ -148,6 +149,7 @@ export class PeerConnection implements FrameHandler {
   }
 
   private onRead(bytes: number): void {
+    networkCounters.receivedBytes += bytes;
     try {
       this.decoder.push(this.readBuffer, 0, bytes);
     } catch (error) {

@@ -14,6 +14,7 @@ import {
   ProtocolError,
 } from './Protocol.js';
 import { SubpartitionReader } from './SubpartitionReader.js';
+import { networkCounters } from '../NetworkCounters.js';
 
 /** Buffers and bytes one flush puts into one writev at most. */
 const MAX_BATCH_BUFFERS = 64;
@@ -187,6 +188,7 @@ export class ServerConnection implements FrameHandler {
     } finally {
       if (out.last !== null) socket.write(out.last, () => recycleAll(sent));
       socket.uncork();
+      networkCounters.sentBytes += bytes + sent.length * BUFFER_HEADER_BYTES;
     }
     if (this.ready.length === 0) return;
     if (socket.writableLength >= MAX_QUEUED_BYTES) this.awaitingDrain = true;

@@ -1,5 +1,6 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
+import { networkCounters } from '../NetworkCounters.js';
 
 /**
  * The server side of one partition request: a subpartition view and the credit
@@ -16,6 +17,8 @@ export class SubpartitionReader {
   private mayHaveData = false;
   private sequence = 0;
   private view: ResultSubpartitionView | null = null;
+  /** When the held buffer started to wait for credit (performance.now()), or -1. */
+  private waitingSince = -1;
 
   constructor(
     readonly receiverId: number,
@@ -33,6 +36,10 @@ export class SubpartitionReader {
 
   addCredit(credit: number): void {
     this.credit += credit;
+    if (this.waitingSince >= 0) {
+      networkCounters.creditWaitMs += performance.now() - this.waitingSince;
+      this.waitingSince = -1;
+    }
   }
 
   /** True if a poll may give a buffer to send now. */
@@ -53,6 +60,7 @@ export class SubpartitionReader {
     }
     if (!buffer.isEvent) {
       if (this.credit === 0) {
+        if (this.next === null) this.waitingSince = performance.now();
         this.next = buffer;
         return null;
       }

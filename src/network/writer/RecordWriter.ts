@@ -29,6 +29,8 @@ export class RecordWriter<T> {
   private aborted = false;
   recordsOut = 0;
   bytesOut = 0;
+  /** Time spent waiting for a buffer of the pool, ms: this writer's backpressure (Flink's backPressuredTime). */
+  backPressuredMs = 0;
 
   constructor(
     private readonly partition: ResultPartitionWriter,
@@ -208,7 +210,9 @@ export class RecordWriter<T> {
   /** Waits for a buffer and makes it the channel's current one, unless the writer was aborted meanwhile. */
   private async awaitBuffer(channel: number): Promise<void> {
     this.relievePool();
+    const start = performance.now();
     const buffer = await this.partition.pool.requestBufferAsync();
+    this.backPressuredMs += performance.now() - start;
     if (this.aborted) {
       buffer.recycle();
       throw new Error(`record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);

@@ -1,0 +1,178 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import { networkCounters } from '../network/NetworkCounters.js';
+import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
+
+/** How long an ended task's series stay in /metrics, so that a scrape after its end still sees its totals. */
+export const DEFAULT_METRICS_RETENTION_MS = 300_000;
+
+/** A task as the metrics see it: its ids, counters and buffers, read at scrape time. */
+export interface MeteredTask {
+  readonly descriptor: TaskDeploymentDescriptor;
+  readonly counters: TaskCounters;
+  bufferStats(): TaskBufferStats;
+}
+
+type TaskLabels = 'job' | 'stage' | 'subtask';
+
+/**
+ * A TaskManager's /metrics (Prometheus text, prom-client): the process's default
+ * metrics, its network memory, traffic and spills, and per task its records,
+ * bytes and busy / backpressured / idle time. Everything is read when scraped,
+ * from counters the tasks report anyway; nothing is counted per record for it.
+ * An ended task's series stay for the retention, then go: labels stay bounded.
+ */
+export class TaskManagerMetrics {
+  readonly registry = new Registry();
+  private readonly ended = new Map<string, { labels: Record<TaskLabels, string>; counters: TaskCounters; at: number }>();
+
+  constructor(
+    private readonly env: ShuffleEnvironment,
+    private readonly live: () => Iterable<MeteredTask>,
+    private readonly retentionMs = DEFAULT_METRICS_RETENTION_MS,
+  ) {
+    collectDefaultMetrics({ register: this.registry });
+    this.taskCounter('spillway_task_busy_seconds_total', 'Time tasks spent processing records (Flink busyTime)', (c) => (c.busyMs ?? 0) / 1000);
+    this.taskCounter('spillway_task_backpressured_seconds_total', 'Time tasks waited for an output buffer (Flink backPressuredTime)', (c) => (c.backPressuredMs ?? 0) / 1000);
+    this.taskCounter('spillway_task_idle_seconds_total', 'Time tasks waited for input (Flink idleTime)', (c) => (c.idleMs ?? 0) / 1000);
+    this.taskCounter('spillway_task_records_in_total', 'Records tasks read from their inputs', (c) => c.recordsIn);
+    this.taskCounter('spillway_task_records_out_total', 'Records tasks wrote to their outputs', (c) => c.recordsOut);
+    this.taskCounter('spillway_task_bytes_in_total', 'Bytes of buffers tasks read', (c) => c.bytesIn);
+    this.taskCounter('spillway_task_bytes_out_total', 'Bytes of buffers tasks wrote', (c) => c.bytesOut);
+    this.networkMetrics();
+  }
+
+  /** Keeps an ended task's last counters for the retention. */
+  taskEnded(task: MeteredTask): void {
+    this.ended.set(task.descriptor.taskId, { labels: labelsOf(task.descriptor), counters: task.counters, at: Date.now() });
+  }
+
+  /** The Prometheus text of every metric. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Live tasks, then the ended ones still retained; the expired ones are dropped here. */
+  private *tasks(): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> {
+    const now = Date.now();
+    for (const [id, task] of this.ended) if (now - task.at > this.retentionMs) this.ended.delete(id);
+    for (const task of this.live()) if (!this.ended.has(task.descriptor.taskId)) yield { labels: labelsOf(task.descriptor), counters: task.counters };
+    yield* this.ended.values();
+  }
+
+  /** A per-task counter set from the tasks' totals at each scrape (a counter's series are rebuilt, so expired tasks vanish). */
+  private taskCounter(name: string, help: string, value: (counters: TaskCounters) => number): void {
+    const tasks = (): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> => this.tasks();
+    new Counter<TaskLabels>({
+      name,
+      help,
+      labelNames: ['job', 'stage', 'subtask'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const task of tasks()) this.inc(task.labels, value(task.counters));
+      },
+    });
+  }
+
+  private networkMetrics(): void {
+    const env = this.env;
+    const live = this.live;
+    const registers = [this.registry];
+    const counters = networkCounters;
+    new Gauge<'state'>({
+      name: 'spillway_network_buffers',
+      help: 'Network buffers of the TaskManager by state (their sum is the total)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.set({ state: 'used' }, env.buffers.segmentsInUse);
+        this.set({ state: 'available' }, env.buffers.totalSegments - env.buffers.segmentsInUse);
+      },
+    });
+    new Gauge({
+      name: 'spillway_network_buffer_size_bytes',
+      help: 'Size of one network buffer',
+      registers,
+      collect() {
+        this.set(env.buffers.segmentSize);
+      },
+    });
+    new Gauge<'side'>({
+      name: 'spillway_network_pool_usage_ratio',
+      help: 'Buffers in use over the most the pools may take: output pools of partitions, input pools of gates (Flink outPoolUsage, inPoolUsage)',
+      labelNames: ['side'],
+      registers,
+      collect() {
+        let used = 0;
+        let max = 0;
+        for (const id of env.partitions.ids()) {
+          const pool = env.partitions.get(id)?.pool;
+          if (pool === undefined || pool.isDestroyed) continue;
+          used += pool.buffersInUse;
+          max += pool.max;
+        }
+        this.set({ side: 'output' }, max === 0 ? 0 : used / max);
+        let inUsed = 0;
+        let inMax = 0;
+        for (const task of live()) {
+          for (const input of task.bufferStats().inputs) {
+            inUsed += input.poolUsed;
+            inMax += input.poolMax;
+          }
+        }
+        this.set({ side: 'input' }, inMax === 0 ? 0 : inUsed / inMax);
+      },
+    });
+    for (const [direction, help, remote] of [
+      ['sent', 'Bytes sent to consumers: over data connections (remote), or handed over in the process (local)', () => counters.sentBytes],
+      ['received', 'Bytes received from producers: over data connections (remote), or handed over in the process (local)', () => counters.receivedBytes],
+    ] as const) {
+      new Counter<'locality'>({
+        name: `spillway_network_${direction}_bytes_total`,
+        help,
+        labelNames: ['locality'],
+        registers,
+        collect() {
+          this.reset();
+          this.inc({ locality: 'remote' }, remote());
+          this.inc({ locality: 'local' }, counters.localBytes);
+        },
+      });
+    }
+    this.total('spillway_network_credit_wait_seconds_total', 'Time buffers ready to send waited for their receiver to grant credit', () => counters.creditWaitMs / 1000);
+    this.total('spillway_spilled_bytes_total', 'Bytes written to spill files by blocking partitions', () => counters.spilledBytes);
+    this.total('spillway_spill_files_total', 'Spill files created', () => counters.spillFiles);
+    new Gauge<'direction'>({
+      name: 'spillway_network_connections',
+      help: 'Open data connections: served to other TaskManagers (in), or opened to them (out)',
+      labelNames: ['direction'],
+      registers,
+      collect() {
+        this.set({ direction: 'in' }, env.serverConnections);
+        this.set({ direction: 'out' }, env.connections.connectionCount);
+      },
+    });
+  }
+
+  private total(name: string, help: string, value: () => number): void {
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(value());
+      },
+    });
+  }
+}
+
+function labelsOf(descriptor: TaskDeploymentDescriptor): Record<TaskLabels, string> {
+  return { job: descriptor.jobId, stage: descriptor.stage, subtask: String(descriptor.subtask) };
+}

@@ -1,0 +1,300 @@
+// The Spillway web UI: a few pages over the JobManager's REST API, each at its own
+// address (#/, #/jobs, #/jobs/<id>, #/taskmanagers/<id>, #/submit), polled every
+// second. preact + htm render, dagre lays out the stage graph, uPlot draws series.
+import { h, render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import htm from 'htm';
+import dagre from 'dagre';
+import uPlot from 'uplot';
+
+const html = htm.bind(h);
+const POLL_MS = 1000;
+const TOKEN_KEY = 'spillway-token';
+
+/** A REST call with the token the user gave, if any; a 401 asks for one. */
+async function api(path, options = {}) {
+  const token = localStorage.getItem(TOKEN_KEY);
+  const headers = { ...(options.body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const response = await fetch(path, { ...options, headers });
+  if (response.status === 401) throw Object.assign(new Error('the JobManager wants a token'), { unauthorized: true });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error ?? `${response.status} ${response.statusText}`);
+  return body;
+}
+
+/** Polls `path` every second while the page shows; null until the first answer. */
+function usePolled(path) {
+  const [state, setState] = useState({ data: null, error: null });
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      api(path).then(
+        (data) => live && setState({ data, error: null }),
+        (error) => live && setState((s) => ({ data: s.data, error })),
+      );
+    load();
+    const timer = setInterval(load, POLL_MS);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [path]);
+  return state;
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(location.hash.slice(1) || '/');
+  useEffect(() => {
+    const onHash = () => setRoute(location.hash.slice(1) || '/');
+    addEventListener('hashchange', onHash);
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  return route;
+}
+
+const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : Number(n).toLocaleString('en', { maximumFractionDigits: digits }));
+const pct = (r) => (r === undefined ? '-' : `${Math.round(r * 100)}%`);
+const bytes = (n) => (n >= 1 << 20 ? `${fmt(n / (1 << 20), 1)} MiB` : n >= 1024 ? `${fmt(n / 1024, 1)} KiB` : `${fmt(n)} B`);
+const time = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '-');
+
+function Token({ error }) {
+  const [value, setValue] = useState('');
+  if (!error?.unauthorized) return null;
+  const save = (event) => {
+    event.preventDefault();
+    localStorage.setItem(TOKEN_KEY, value.trim());
+    location.reload();
+  };
+  return html`<form class="banner" onSubmit=${save}>
+    The JobManager wants a token (the cluster secret). It is kept in this browser only.
+    <input type="password" name="token" value=${value} onInput=${(e) => setValue(e.target.value)} />
+    <button>Use it</button>
+  </form>`;
+}
+
+function Problem({ error }) {
+  if (!error) return null;
+  return error.unauthorized ? html`<${Token} error=${error} />` : html`<div class="banner error">${error.message}</div>`;
+}
+
+function Overview() {
+  const { data, error } = usePolled('/overview');
+  const tms = usePolled('/taskmanagers').data?.taskmanagers ?? [];
+  return html`<h1>Overview</h1>
+    <${Problem} error=${error} />
+    ${data &&
+    html`<div class="cards">
+      <div class="card">TaskManagers<b>${data.taskmanagers}</b></div>
+      <div class="card">Slots free / total<b>${data.freeSlots} / ${data.slots}</b></div>
+      ${Object.entries(data.jobs).map(([state, n]) => html`<div class="card">Jobs ${state}<b>${n}</b></div>`)}
+    </div>`}
+    <h2>TaskManagers</h2>
+    <table>
+      <tr><th>id</th><th>address</th><th class="n">slots</th><th class="n">free</th><th class="n">network memory</th><th>last heartbeat</th></tr>
+      ${tms.map(
+        (tm) => html`<tr>
+          <td><a href=${`#/taskmanagers/${tm.id}`}>${tm.id}</a></td><td>${tm.host}:${tm.dataPort}</td>
+          <td class="n">${tm.slots}</td><td class="n">${tm.freeSlots}</td><td class="n">${bytes(tm.memory)}</td><td>${time(tm.lastHeartbeat)}</td>
+        </tr>`,
+      )}
+    </table>`;
+}
+
+function Jobs() {
+  const { data, error } = usePolled('/jobs');
+  const jobs = [...(data?.jobs ?? [])].sort((a, b) => b.submitted - a.submitted);
+  return html`<h1>Jobs</h1>
+    <${Problem} error=${error} />
+    <table class="jobs">
+      <tr><th>id</th><th>name</th><th>state</th><th>submitted</th><th class="n">duration</th><th class="n">parallelism</th></tr>
+      ${jobs.map(
+        (job) => html`<tr data-job=${job.id}>
+          <td><a href=${`#/jobs/${job.id}`}>${job.id}</a></td><td>${job.name}</td><td class=${`state ${job.state}`}>${job.state}</td>
+          <td>${time(job.submitted)}</td><td class="n">${fmt(job.durationMs / 1000, 1)} s</td><td class="n">${job.parallelism}</td>
+        </tr>`,
+      )}
+    </table>`;
+}
+
+/** A stage's colour: grey as it is backpressured, red as it is busy, pale when idle (as Flink's job graph). */
+function stageColour(stage) {
+  if (stage.backPressuredRatio > stage.busyRatio) return `hsl(0, 0%, ${Math.round(92 - 55 * stage.backPressuredRatio)}%)`;
+  return `hsl(${Math.round(210 - 210 * stage.busyRatio)}, 70%, ${Math.round(88 - 30 * stage.busyRatio)}%)`;
+}
+
+/** Stages summed over their subtasks: the worst subtask speaks for the stage, as in Flink. */
+function stagesOf(job) {
+  const stages = new Map();
+  for (const task of job.tasks) {
+    const stage = stages.get(task.stage) ?? { name: task.stage, tasks: [], busyRatio: 0, backPressuredRatio: 0, idleRatio: 0, states: new Set() };
+    stage.tasks.push(task);
+    stage.busyRatio = Math.max(stage.busyRatio, task.busyRatio ?? 0);
+    stage.backPressuredRatio = Math.max(stage.backPressuredRatio, task.backPressuredRatio ?? 0);
+    stage.states.add(task.state);
+    stages.set(task.stage, stage);
+  }
+  for (const stage of stages.values()) stage.backPressure = stage.backPressuredRatio <= 0.1 ? 'OK' : stage.backPressuredRatio <= 0.5 ? 'LOW' : 'HIGH';
+  return [...stages.values()];
+}
+
+function edgeLabel(edge) {
+  const b = edge.buffers;
+  return [`${edge.type} · ${fmt(edge.recordsPerSecond)} rec/s · ${bytes(edge.bytesPerSecond)}/s`, `buffers: ${b.queued} queued, ${b.inFlight} in flight, ${b.atConsumers} at consumers, ${b.spilled} spilled`];
+}
+
+function StageGraph({ job }) {
+  const stages = stagesOf(job);
+  const graph = new dagre.graphlib.Graph({ multigraph: true });
+  graph.setGraph({ rankdir: 'LR', nodesep: 40, ranksep: 260, marginx: 20, marginy: 20 });
+  graph.setDefaultEdgeLabel(() => ({}));
+  for (const stage of stages) graph.setNode(stage.name, { width: 240, height: 64, stage });
+  job.edges.forEach((edge, i) => graph.setEdge(edge.from, edge.to, { edge, width: 250, height: 34, labelpos: 'c' }, String(i)));
+  dagre.layout(graph);
+  const { width, height } = graph.graph();
+  return html`<svg class="graph" width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}>
+    <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555" /></marker></defs>
+    ${graph.edges().map((e) => {
+      const { points, x, y, edge } = graph.edge(e);
+      const [line1, line2] = edgeLabel(edge);
+      return html`<g class="edge" data-edge=${`${edge.from}->${edge.to}`} data-type=${edge.type} data-records-per-second=${edge.recordsPerSecond}>
+        <path d=${`M${points.map((p) => `${p.x},${p.y}`).join(' L')}`} marker-end="url(#arrow)" />
+        <text x=${x} y=${y - 4} text-anchor="middle">${line1}</text>
+        <text x=${x} y=${y + 12} text-anchor="middle">${line2}</text>
+      </g>`;
+    })}
+    ${graph.nodes().map((name) => {
+      const { x, y, width: w, height: hh, stage } = graph.node(name);
+      return html`<g class="stage" data-stage=${name} data-backpressure=${stage.backPressure} data-busy=${stage.busyRatio.toFixed(2)} transform=${`translate(${x - w / 2},${y - hh / 2})`}>
+        <rect width=${w} height=${hh} fill=${stageColour(stage)} />
+        <text x="10" y="20" font-weight="600">${name} (${stage.tasks.length})</text>
+        <text x="10" y="38">busy ${pct(stage.busyRatio)} · backpressured ${pct(stage.backPressuredRatio)}</text>
+        <text x="10" y="55">backpressure ${stage.backPressure} · ${[...stage.states].join(', ')}</text>
+      </g>`;
+    })}
+  </svg>`;
+}
+
+function JobPage({ id }) {
+  const { data: job, error } = usePolled(`/jobs/${encodeURIComponent(id)}`);
+  const [cancelError, setCancelError] = useState(null);
+  if (!job) return html`<h1>Job ${id}</h1><${Problem} error=${error} />`;
+  const cancel = () => api(`/jobs/${encodeURIComponent(id)}/cancel`, { method: 'POST', body: '{}' }).catch(setCancelError);
+  const running = job.state === 'CREATED' || job.state === 'RUNNING';
+  const failures = job.tasks.filter((t) => t.error);
+  return html`<h1>Job ${job.name} <span class=${`state ${job.state}`} data-state=${job.state}>${job.state}</span></h1>
+    <${Problem} error=${error ?? cancelError} />
+    <p>${job.id} · parallelism ${job.parallelism} · ${job.exchange} · ${fmt(job.durationMs / 1000, 1)} s · ${pct(job.progress)} of tasks finished
+      ${running && html` <button class="cancel" onClick=${cancel}>Cancel</button>`}</p>
+    <p class="legend">Stages: <span style="background:hsl(210,70%,88%)">idle</span><span style="background:hsl(0,70%,58%)">busy</span><span style="background:hsl(0,0%,37%);color:#fff">backpressured</span></p>
+    ${job.edges && html`<${StageGraph} job=${job} />`}
+    <h2>Subtasks</h2>
+    <table class="subtasks">
+      <tr><th>task</th><th>state</th><th>taskmanager</th><th class="n">records in</th><th class="n">records out</th><th class="n">bytes in</th><th class="n">bytes out</th>
+        <th class="n">busy</th><th class="n">backpressured</th><th class="n">idle</th><th>backpressure</th></tr>
+      ${job.tasks.map(
+        (t) => html`<tr>
+          <td>${t.stage} #${t.subtask}</td><td class=${`state ${t.state}`}>${t.state}</td><td><a href=${`#/taskmanagers/${t.taskManager}`}>${t.taskManager}</a></td>
+          <td class="n">${fmt(t.counters.recordsIn)}</td><td class="n">${fmt(t.counters.recordsOut)}</td><td class="n">${bytes(t.counters.bytesIn)}</td><td class="n">${bytes(t.counters.bytesOut)}</td>
+          <td class="n">${pct(t.busyRatio)}</td><td class="n">${pct(t.backPressuredRatio)}</td><td class="n">${pct(t.idleRatio)}</td><td>${t.backPressure ?? '-'}</td>
+        </tr>`,
+      )}
+    </table>
+    <h2>Exceptions</h2>
+    ${job.error || failures.length > 0
+      ? html`<div class="exceptions">${job.error && html`<p class="error">${job.error}</p>`}${failures.map((t) => html`<p class="error">${t.id}: ${t.error}</p>`)}</div>`
+      : html`<p>None.</p>`}`;
+}
+
+/** A uPlot chart of series kept while the page shows. */
+function Chart({ title, series, data }) {
+  const box = useRef(null);
+  const plot = useRef(null);
+  useEffect(() => {
+    plot.current = new uPlot({ title, width: 640, height: 220, series: [{}, ...series.map((label, i) => ({ label, stroke: ['#1565c0', '#c62828', '#2e7d32'][i] }))] }, data, box.current);
+    return () => plot.current.destroy();
+  }, []);
+  useEffect(() => plot.current?.setData(data), [data]);
+  return html`<div ref=${box}></div>`;
+}
+
+function TaskManagerPage({ id }) {
+  const { data, error } = usePolled(`/taskmanagers/${encodeURIComponent(id)}`);
+  const [history, setHistory] = useState([[], [], [], []]);
+  useEffect(() => {
+    const status = data?.status;
+    if (!status || status.error) return;
+    setHistory(([t, used, total, rss]) => {
+      const keep = (a, v) => [...a, v].slice(-300);
+      return [keep(t, Date.now() / 1000), keep(used, status.segmentsInUse), keep(total, status.totalSegments), keep(rss, status.rss / (1 << 20))];
+    });
+  }, [data]);
+  const status = data?.status ?? {};
+  return html`<h1>TaskManager ${id}</h1>
+    <${Problem} error=${error} />
+    ${data &&
+    html`<p>${data.host}:${data.dataPort} · ${data.slots} slots (${data.freeSlots} free) · network memory ${bytes(data.memory)} ·
+      ${status.busyThreads ?? '-'} busy task threads · ${status.partitions?.length ?? '-'} partitions · ${status.spillFiles?.length ?? '-'} spill files</p>`}
+    <h2>Network buffer pool</h2>
+    <${Chart} title="network buffers" series=${['used', 'total']} data=${[history[0], history[1], history[2]]} />
+    <h2>Memory</h2>
+    <${Chart} title="resident memory (MiB)" series=${['RSS']} data=${[history[0], history[3]]} />`;
+}
+
+function Submit() {
+  const overview = usePolled('/overview').data;
+  const [job, setJob] = useState('wordcount');
+  const [params, setParams] = useState('{\n  "input": "corpus/"\n}');
+  const [parallelism, setParallelism] = useState('');
+  const [exchange, setExchange] = useState('pipelined');
+  const [error, setError] = useState(null);
+  const submit = async (event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const body = { job, params: JSON.parse(params || '{}'), exchange, ...(parallelism ? { parallelism: Number(parallelism) } : {}) };
+      const { id } = await api('/jobs', { method: 'POST', body: JSON.stringify(body) });
+      location.hash = `#/jobs/${id}`;
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  return html`<h1>Submit a built-in job</h1>
+    <${Problem} error=${error} />
+    <form class="submit" onSubmit=${submit}>
+      <label>Job</label>
+      <select name="job" value=${job} onChange=${(e) => setJob(e.target.value)}>
+        ${(overview?.builtinJobs ?? ['wordcount']).map((name) => html`<option value=${name}>${name}</option>`)}
+      </select>
+      <label>Params (JSON)</label>
+      <textarea name="params" value=${params} onInput=${(e) => setParams(e.target.value)}></textarea>
+      <label>Parallelism (default: every slot)</label>
+      <input name="parallelism" type="number" min="1" value=${parallelism} onInput=${(e) => setParallelism(e.target.value)} />
+      <label>Exchange</label>
+      <select name="exchange" value=${exchange} onChange=${(e) => setExchange(e.target.value)}>
+        <option value="pipelined">pipelined</option><option value="blocking">blocking</option>
+      </select>
+      <p><button type="submit">Submit</button></p>
+    </form>`;
+}
+
+function App() {
+  const route = useRoute();
+  const [, page, id] = route.split('/');
+  const content =
+    page === 'jobs' && id ? html`<${JobPage} id=${decodeURIComponent(id)} />`
+    : page === 'jobs' ? html`<${Jobs} />`
+    : page === 'taskmanagers' && id ? html`<${TaskManagerPage} id=${decodeURIComponent(id)} />`
+    : page === 'submit' ? html`<${Submit} />`
+    : html`<${Overview} />`;
+  const forget = () => {
+    localStorage.removeItem(TOKEN_KEY);
+    location.reload();
+  };
+  return html`<header>
+      <a class="brand" href="#/">Spillway</a><a href="#/jobs">Jobs</a><a href="#/submit">Submit</a>
+      ${localStorage.getItem(TOKEN_KEY) && html`<a class="token" href="#" onClick=${forget}>forget the token</a>`}
+    </header>
+    <main key=${route}>${content}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));
