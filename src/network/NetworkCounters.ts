@@ -5,9 +5,9 @@
  * are; nothing here knows how they are shown.
  */
 export class NetworkCounters {
-  /** Bytes written to data connections (frames to remote consumers). */
+  /** Bytes written to data connections to remote consumers: the handshake and the buffers' frames. */
   sentBytes = 0;
-  /** Bytes read from data connections (frames from remote producers). */
+  /** Bytes read from data connections to remote producers (all of them: the same frames, and any error frame). */
   receivedBytes = 0;
   /** Bytes handed from a partition to a consumer of the same process, without a socket. */
   localBytes = 0;

@@ -50,7 +50,9 @@ export class ServerConnection implements FrameHandler {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
     socket.setNoDelay(true);
     socket.setKeepAlive(true);
-    socket.write(encodeHandshake());
+    const handshake = encodeHandshake();
+    socket.write(handshake);
+    networkCounters.sentBytes += handshake.length;
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => {
       if (this.decoder.isMidFrame) this.log(`connection from ${this.peer} ended inside a frame: truncated frame`);
