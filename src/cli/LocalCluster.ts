@@ -32,7 +32,7 @@ export interface LocalClusterOptions {
   jobManagerArgs?: string[];
   /** Node options of the JobManager process (e.g. `--max-old-space-size=256`, `--expose-gc`). */
   jobManagerNodeArgs?: string[];
-  /** Where the children write; 'inherit' shows their logs. */
+  /** Where the children write; 'inherit' shows their logs, 'pipe' gives each child's stderr to read (read it, or it fills). */
   stdio?: 'inherit' | 'ignore' | 'pipe';
 }
 
@@ -132,7 +132,7 @@ export class LocalCluster {
   private spawn(args: string[], captureStdout = false, nodeArgs: string[] = []): ChildProcess {
     const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
     const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args, ...(this.options.extraArgs ?? [])], {
-      stdio: ['ignore', captureStdout ? 'pipe' : output, output],
+      stdio: ['ignore', captureStdout ? 'pipe' : output, this.options.stdio === 'pipe' ? 'pipe' : output],
     });
     this.processes.push(child);
     return child;

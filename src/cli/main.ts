@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { JobManager } from '../jobmanager/JobManager.js';
-import { setLogLevel } from '../Logger.js';
+import { log, setLogLevel } from '../Logger.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
 import { LocalCluster } from './LocalCluster.js';
 import { parseSize } from './Size.js';
@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
         metricsRetentionMs,
       });
       await tm.start();
-      console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);
+      log.info({ taskManager: tm.taskManagerId, jobManager: values.jobmanager }, 'taskmanager registered');
       onSignal(() => tm.stop());
       return -1;
     }

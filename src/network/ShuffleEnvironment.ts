@@ -6,7 +6,7 @@ import { LocalInputChannel } from './consumer/LocalInputChannel.js';
 import { RemoteInputChannel, type RemoteAddress } from './consumer/RemoteInputChannel.js';
 import { ResultPartition, type PartitionType } from './partition/ResultPartition.js';
 import { ResultPartitionManager } from './partition/ResultPartitionManager.js';
-import { ConnectionManager } from './transport/ConnectionManager.js';
+import { ConnectionManager, type ConnectionListener } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
 
 /** Buffers each subpartition of a pipelined partition may queue. */
@@ -35,6 +35,8 @@ export interface ShuffleOptions {
   floatingBuffersPerGate?: number;
   /** Where connection problems are reported (each message names the peer); a warning on the console by default. */
   log?: (message: string) => void;
+  /** Told when a data connection opens or closes. */
+  onConnection?: ConnectionListener;
 }
 
 /** Where a channel reads: this process, or a remote data server. */
@@ -53,8 +55,9 @@ export class ShuffleEnvironment {
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
-    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log: options.log });
-    this.connections = new ConnectionManager({ log: options.log });
+    const { log, onConnection } = options;
+    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log, onConnection });
+    this.connections = new ConnectionManager({ log, onConnection });
   }
 
   async start(): Promise<RemoteAddress> {

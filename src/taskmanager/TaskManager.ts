@@ -70,6 +70,7 @@ export class TaskManager {
       host: options.host,
       spillDir: this.partitionDir,
       log: (message) => log.warn({ taskManager: this.id }, message),
+      onConnection: (event, direction, peer) => log.debug({ taskManager: this.id, peer, direction }, `data connection ${event}`),
     });
     const modulesDir = path.join(options.spillDir, 'modules');
     this.loader = new JobLoader(modulesDir, async (hash) => {

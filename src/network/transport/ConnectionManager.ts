@@ -6,7 +6,12 @@ export interface ConnectionManagerOptions {
   idleTimeoutMs?: number;
   /** Where protocol errors on connections are reported. */
   log?: (message: string) => void;
+  /** Told when a connection opens or closes, with its peer's address (for logs). */
+  onConnection?: ConnectionListener;
 }
+
+/** A data connection opened or closed: `in` served to a peer, `out` opened to one. */
+export type ConnectionListener = (event: 'opened' | 'closed', direction: 'in' | 'out', peer: string) => void;
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 
@@ -21,11 +26,13 @@ export class ConnectionManager {
   private readonly peers = new Map<string, PeerConnection>();
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
+  private readonly onConnection: ConnectionListener;
   private closed = false;
 
   constructor(options: ConnectionManagerOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
+    this.onConnection = options.onConnection ?? (() => {});
   }
 
   /** Open connections (including ones still connecting). */
@@ -41,8 +48,10 @@ export class ConnectionManager {
     if (peer === undefined) {
       peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, (gone) => {
         if (this.peers.get(key) === gone) this.peers.delete(key);
+        this.onConnection('closed', 'out', key);
       });
       this.peers.set(key, peer);
+      this.onConnection('opened', 'out', key);
     }
     return peer;
   }

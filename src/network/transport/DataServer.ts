@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type { ResultPartitionManager } from '../partition/ResultPartitionManager.js';
+import type { ConnectionListener } from './ConnectionManager.js';
 import { ServerConnection } from './ServerConnection.js';
 
 export interface DataServerOptions {
@@ -9,6 +10,8 @@ export interface DataServerOptions {
   port?: number;
   /** Where connection errors are reported. */
   log?: (message: string) => void;
+  /** Told when a peer's connection opens or closes (for logs). */
+  onConnection?: ConnectionListener;
 }
 
 const defaultLog = (message: string): void => console.warn(`[spillway data server] ${message}`);
@@ -23,6 +26,7 @@ export class DataServer {
   private readonly host: string;
   private readonly port: number;
   private readonly log: (message: string) => void;
+  private readonly onConnection: ConnectionListener;
   private bound: { host: string; port: number } | null = null;
 
   constructor(
@@ -32,6 +36,7 @@ export class DataServer {
     this.host = options.host ?? '127.0.0.1';
     this.port = options.port ?? 0;
     this.log = options.log ?? defaultLog;
+    this.onConnection = options.onConnection ?? (() => {});
     this.server = net.createServer((socket) => this.accept(socket));
   }
 
@@ -69,7 +74,12 @@ export class DataServer {
   }
 
   private accept(socket: net.Socket): void {
-    const connection = new ServerConnection(socket, this.partitions, this.log, (closed) => this.connections.delete(closed));
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    const connection = new ServerConnection(socket, this.partitions, this.log, (closed) => {
+      this.connections.delete(closed);
+      this.onConnection('closed', 'in', peer);
+    });
     this.connections.add(connection);
+    this.onConnection('opened', 'in', peer);
   }
 }

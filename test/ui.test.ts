@@ -1,0 +1,112 @@
+/// <reference lib="dom" />
+// Functions given to page.evaluate() run in the page: they see the DOM.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
+import { callJson } from '../src/job/Http.js';
+import { launchBrowser, SCREENSHOTS } from './helpers/browser.js';
+import { waitFor } from './helpers/jobs.js';
+
+// A producer of 4 KiB records and a consumer that spends 2 ms on each: the producer's buffers run out.
+const SLOW_CONSUMER = `export default () => ({
+  name: 'slow-consumer',
+  stages: [
+    { name: 'produce', parallelism: 1, source: { generate: function* () { for (let i = 0; i < 100000; i++) yield [i, 'x'.repeat(4000)]; } } },
+    { name: 'consume', parallelism: 1, inputs: [{ from: 'produce', partitioning: { type: 'rebalance' } }],
+      operators: [{ map: (r) => { const end = Date.now() + 2; while (Date.now() < end); return r[0]; } }, { filter: () => false }],
+      sink: { collect: true } },
+  ],
+});`;
+
+let cluster: LocalCluster;
+let url: string;
+let work: string;
+let corpus: string;
+let browser: Browser;
+let closeBrowser: () => Promise<void> = async () => {};
+
+beforeAll(async () => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-ui-'));
+  corpus = path.join(work, 'corpus');
+  writeCorpus(corpus, 4, 4 << 20, 11, zipfCorpusText);
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  cluster = new LocalCluster({ taskManagers: 2, slots: 2, memory: '128mb', stdio: 'ignore' });
+  url = await cluster.start();
+  ({ browser, close: closeBrowser } = await launchBrowser());
+}, 90_000);
+
+afterAll(async () => {
+  await closeBrowser();
+  await cluster?.stop();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+/** A page that records every job state it shows, in order. */
+async function openPage(): Promise<Page> {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 900 });
+  await page.evaluateOnNewDocument(() => {
+    const seen: string[] = [];
+    (window as unknown as { statesSeen: string[] }).statesSeen = seen;
+    new MutationObserver(() => {
+      const state = document.querySelector('[data-state]')?.getAttribute('data-state');
+      if (state && seen.at(-1) !== state) seen.push(state);
+    }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+  return page;
+}
+
+describe('the web UI in chromium', () => {
+  test('word count submitted from the form goes RUNNING then FINISHED; its page shows both stages and a flowing edge', async () => {
+    const page = await openPage();
+    await page.goto(`${url}/#/submit`);
+    await page.waitForSelector('form.submit option[value="wordcount"]');
+    await page.select('select[name="job"]', 'wordcount');
+    await page.$eval('textarea[name="params"]', (el, input) => ((el as HTMLTextAreaElement).value = JSON.stringify({ input })), corpus);
+    await page.$eval('textarea[name="params"]', (el) => el.dispatchEvent(new Event('input', { bubbles: true })));
+    await page.type('input[name="parallelism"]', '4');
+    await page.click('form.submit button[type="submit"]');
+    await page.waitForFunction(() => location.hash.startsWith('#/jobs/job-'), { timeout: 30_000 });
+    const id = (await page.evaluate(() => location.hash)).slice('#/jobs/'.length);
+    await page.waitForSelector('[data-state="FINISHED"]', { timeout: 120_000 });
+    const states = await page.evaluate(() => (window as unknown as { statesSeen: string[] }).statesSeen);
+    expect(states.filter((s) => s !== 'CREATED')).toEqual(['RUNNING', 'FINISHED']);
+    expect((await callJson<{ state: string }>('GET', `${url}/jobs/${id}`)).state).toBe('FINISHED');
+
+    await page.goto(`${url}/#/jobs/${id}`);
+    await page.waitForSelector('g.stage[data-stage="count"]');
+    const stages = await page.$$eval('g.stage', (gs) => gs.map((g) => g.getAttribute('data-stage')));
+    expect(stages.sort()).toEqual(['count', 'tokenize']);
+    const edge = await page.$eval('g.edge', (g) => ({ name: g.getAttribute('data-edge'), rate: Number(g.getAttribute('data-records-per-second')), label: g.textContent }));
+    expect(edge.name).toBe('tokenize->count');
+    expect(edge.rate, 'the edge carried records').toBeGreaterThan(0);
+    expect(edge.label).toContain('pipelined');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'job-page.png') });
+    await page.close();
+  }, 180_000);
+
+  test('a slow consumer: the producer stage is shown backpressured, the token given is sent, and the cancel button ends the job', async () => {
+    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, SLOW_CONSUMER, { contentType: 'text/javascript' });
+    const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });
+    const page = await openPage();
+    const authorizations = new Set<string>();
+    page.on('request', (request) => authorizations.add(request.headers().authorization ?? 'none'));
+    await page.goto(`${url}/#/jobs/${id}`);
+    await page.evaluate(() => localStorage.setItem('spillway-token', 'a-token-of-the-cluster-secret-0123456789'));
+    await page.reload();
+    await page.waitForSelector('g.stage[data-stage="produce"][data-backpressure="HIGH"]', { timeout: 60_000 });
+    const consume = await page.$eval('g.stage[data-stage="consume"]', (g) => g.getAttribute('data-backpressure'));
+    expect(consume, 'the slow consumer itself is not backpressured').toBe('OK');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'backpressured.png') });
+    await page.click('button.cancel');
+    await page.waitForSelector('[data-state="CANCELED"]', { timeout: 60_000 });
+    expect((await waitFor(url, id)).state).toBe('CANCELED');
+    const apiCalls = [...authorizations].filter((a) => a !== 'none');
+    expect(apiCalls, 'REST calls carry the token kept in the page').toEqual(['Bearer a-token-of-the-cluster-secret-0123456789']);
+    await page.close();
+  }, 120_000);
+});
