@@ -37,6 +37,7 @@ import {
   type WordCountRun,
 } from './cluster.js';
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
+import { measureScraping, type ScrapingFigures } from './metrics.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTransport, type TransportResult } from './transport.js';
@@ -116,6 +117,8 @@ interface Figures {
   wordCountTwoSlots?: ClusterFigure<WordCountRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   sweep?: SweepPoint[];
+  /** The synthetic job with and without /metrics scraped every second. */
+  scraping?: ScrapingFigures;
 }
 
 export interface SuiteResult {
@@ -188,6 +191,9 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
     );
   });
   await measureSynthetic(sizes, figures, attempt);
+  await attempt(`metrics: synthetic pipelined, ${formatCount(sizes.syntheticRecords)} records, /metrics scraped every second and not, in turns`, () =>
+    withCluster({}, async (cluster) => void (figures.scraping = await measureScraping(cluster, sizes.syntheticRecords, sizes.repeats))),
+  );
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
   await attempt('sweep: latency against throughput', async () => {
@@ -346,6 +352,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   });
 
   wordCountRows(figures, rows, target);
+  scrapingRow(figures, rows, target);
 
   spillRows(figures, rows, target);
   sweepRows(figures, rows, pipeRate);
@@ -424,6 +431,19 @@ function syntheticRows(figures: Figures, rows: Row[], target: Target, pipeRate: 
     ratio: worst === null ? '' : x(worst),
     target: '<= 1.0x',
     result: target('peak RSS <= network memory + 100 MiB + 60 MiB per slot', worst, worst !== null && worst <= 1),
+  });
+}
+
+function scrapingRow({ scraping }: Figures, rows: Row[], target: Target): void {
+  const ratio = scraping ? scraping.scraped.median.recordsPerSec / scraping.unscraped.median.recordsPerSec : null;
+  const scraped = scraping?.scraped.median;
+  rows.push({
+    figure: `synthetic pipelined, /metrics of every process scraped every second`,
+    measured: scraped ? `${recs(scraped.recordsPerSec)} (${mb(scraped.mbPerSec)}), ${scraped.scrapes} scrapes` : 'error',
+    baseline: scraping ? `unscraped ${recs(scraping.unscraped.median.recordsPerSec)} (${mb(scraping.unscraped.median.mbPerSec)})` : 'error',
+    ratio: ratio === null ? '' : x(ratio),
+    target: '>= 0.95x',
+    result: target('synthetic scraped every second >= 0.95x unscraped', ratio, ratio !== null && ratio >= 0.95),
   });
 }
 
