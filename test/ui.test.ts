@@ -89,6 +89,24 @@ describe('the web UI in chromium', () => {
     await page.close();
   }, 180_000);
 
+  test('every page opens at its own address: the jobs newest first, a TaskManager with its charts, the overview', async () => {
+    const page = await openPage();
+    const { jobs } = await callJson<{ jobs: { id: string; submitted: number }[] }>('GET', `${url}/jobs`);
+    expect(jobs.length).toBeGreaterThan(0);
+    await page.goto(`${url}/#/jobs`);
+    await page.waitForSelector('tr[data-job]');
+    const listed = await page.$$eval('tr[data-job]', (rows) => rows.map((row) => row.getAttribute('data-job')));
+    expect(listed).toEqual([...jobs].sort((a, b) => b.submitted - a.submitted).map((job) => job.id));
+    const { taskmanagers } = await callJson<{ taskmanagers: { id: string }[] }>('GET', `${url}/taskmanagers`);
+    await page.goto(`${url}/#/taskmanagers/${taskmanagers[0].id}`);
+    await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
+    expect(await page.$eval('h1', (h) => h.textContent)).toBe(`TaskManager ${taskmanagers[0].id}`);
+    await page.goto(`${url}/#/`);
+    await page.waitForFunction(() => document.querySelectorAll('.card').length > 0);
+    expect(await page.$$eval('main table tr', (rows) => rows.length)).toBe(taskmanagers.length + 1);
+    await page.close();
+  }, 60_000);
+
   test('a slow consumer: the producer stage is shown backpressured, the token given is sent, and the cancel button ends the job', async () => {
     const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, SLOW_CONSUMER, { contentType: 'text/javascript' });
     const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });

@@ -219,14 +219,13 @@ function Chart({ title, series, data }) {
 
 function TaskManagerPage({ id }) {
   const { data, error } = usePolled(`/taskmanagers/${encodeURIComponent(id)}`);
-  const [history, setHistory] = useState([[], [], [], []]);
+  // Five minutes of samples: time, buffers used and total, output and input pool usage (%), RSS (MiB).
+  const [history, setHistory] = useState([[], [], [], [], [], []]);
   useEffect(() => {
     const status = data?.status;
     if (!status || status.error) return;
-    setHistory(([t, used, total, rss]) => {
-      const keep = (a, v) => [...a, v].slice(-300);
-      return [keep(t, Date.now() / 1000), keep(used, status.segmentsInUse), keep(total, status.totalSegments), keep(rss, status.rss / (1 << 20))];
-    });
+    const sample = [Date.now() / 1000, status.segmentsInUse, status.totalSegments, status.poolUsage.output * 100, status.poolUsage.input * 100, status.rss / (1 << 20)];
+    setHistory((series) => series.map((values, i) => [...values, sample[i]].slice(-300)));
   }, [data]);
   const status = data?.status ?? {};
   return html`<h1>TaskManager ${id}</h1>
@@ -236,8 +235,9 @@ function TaskManagerPage({ id }) {
       ${status.busyThreads ?? '-'} busy task threads · ${status.partitions?.length ?? '-'} partitions · ${status.spillFiles?.length ?? '-'} spill files</p>`}
     <h2>Network buffer pool</h2>
     <${Chart} title="network buffers" series=${['used', 'total']} data=${[history[0], history[1], history[2]]} />
+    <${Chart} title="pool usage (%)" series=${['output pools', 'input pools']} data=${[history[0], history[3], history[4]]} />
     <h2>Memory</h2>
-    <${Chart} title="resident memory (MiB)" series=${['RSS']} data=${[history[0], history[3]]} />`;
+    <${Chart} title="resident memory (MiB)" series=${['RSS']} data=${[history[0], history[5]]} />`;
 }
 
 function Submit() {

@@ -189,6 +189,7 @@ export class TaskManager {
       idleThreads: this.threads.idleThreads,
       segmentsInUse: this.env.buffers.segmentsInUse,
       totalSegments: this.env.buffers.totalSegments,
+      poolUsage: this.metricsRegistry.poolUsage(),
       rss: process.memoryUsage.rss(),
       peakRss: process.resourceUsage().maxRSS * 1024,
     }));

@@ -80,9 +80,30 @@ export class TaskManagerMetrics {
     });
   }
 
+  /** Buffers in use over the most the pools may take, of the partitions' pools (output) and the gates' (input); 0 without pools. */
+  poolUsage(): { output: number; input: number } {
+    let used = 0;
+    let max = 0;
+    for (const id of this.env.partitions.ids()) {
+      const pool = this.env.partitions.get(id)?.pool;
+      if (pool === undefined || pool.isDestroyed) continue;
+      used += pool.buffersInUse;
+      max += pool.max;
+    }
+    let inUsed = 0;
+    let inMax = 0;
+    for (const task of this.live()) {
+      for (const input of task.bufferStats().inputs) {
+        inUsed += input.poolUsed;
+        inMax += input.poolMax;
+      }
+    }
+    return { output: max === 0 ? 0 : used / max, input: inMax === 0 ? 0 : inUsed / inMax };
+  }
+
   private networkMetrics(): void {
     const env = this.env;
-    const live = this.live;
+    const usage = (): { output: number; input: number } => this.poolUsage();
     const registers = [this.registry];
     const counters = networkCounters;
     new Gauge<'state'>({
@@ -109,24 +130,9 @@ export class TaskManagerMetrics {
       labelNames: ['side'],
       registers,
       collect() {
-        let used = 0;
-        let max = 0;
-        for (const id of env.partitions.ids()) {
-          const pool = env.partitions.get(id)?.pool;
-          if (pool === undefined || pool.isDestroyed) continue;
-          used += pool.buffersInUse;
-          max += pool.max;
-        }
-        this.set({ side: 'output' }, max === 0 ? 0 : used / max);
-        let inUsed = 0;
-        let inMax = 0;
-        for (const task of live()) {
-          for (const input of task.bufferStats().inputs) {
-            inUsed += input.poolUsed;
-            inMax += input.poolMax;
-          }
-        }
-        this.set({ side: 'input' }, inMax === 0 ? 0 : inUsed / inMax);
+        const { output, input } = usage();
+        this.set({ side: 'output' }, output);
+        this.set({ side: 'input' }, input);
       },
     });
     for (const [direction, help, remote] of [
