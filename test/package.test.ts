@@ -154,7 +154,9 @@ describe('the packed package in a user project', () => {
     expect(fs.existsSync(path.join(root, 'dist/src/index.d.ts'))).toBe(true);
     expect(fs.existsSync(path.join(root, 'bin/spillway.js'))).toBe(true);
     expect(fs.readdirSync(root).sort()).toEqual(['README.md', 'bin', 'dist', 'examples', 'package.json']);
-    expect(fs.readdirSync(path.join(root, 'dist'))).toEqual(['src']);
+    // The web UI comes built, its browser libraries vendored: an installed JobManager serves it without them.
+    expect(fs.readdirSync(path.join(root, 'dist')).sort()).toEqual(['src', 'ui']);
+    expect(fs.readdirSync(path.join(root, 'dist/ui/vendor')).sort()).toEqual(['dagre.esm.js', 'hooks.module.js', 'htm.module.js', 'preact.module.js', 'uPlot.esm.js', 'uPlot.min.css']);
   });
 
   test("the user's tsc type-checks a typed job that imports spillway", async () => {
