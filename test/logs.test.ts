@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -71,6 +73,21 @@ describe('logs', () => {
     for (const line of connections) expect(line.peer).toMatch(/:\d+$/);
     expect(new Set(parsed.map((l) => l.pid)).size, 'the JobManager and both TaskManagers log').toBe(3);
   }, 60_000);
+
+  test('on a terminal the lines are readable, not JSON', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-logs-'));
+    try {
+      // script(1) gives the JobManager a terminal; timeout(1) stops it with SIGTERM once it has logged.
+      const command = `timeout 3 ${process.execPath} ${BIN} jobmanager --port 0 --data-dir ${dataDir}`;
+      const { stdout } = await run('script', ['-qec', command, '/dev/null'], { timeout: 30_000 }).catch((error: { stdout: string }) => error);
+      const line = stdout.split(/\r?\n/).find((l) => l.includes('Server listening'));
+      expect(line, stdout).toBeDefined();
+      expect(line).toMatch(/INFO/);
+      expect(() => JSON.parse(line!)).toThrow();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   test('an unknown --log-level is refused with the levels there are', async () => {
     const failure = await run(process.execPath, [BIN, 'jobmanager', '--log-level', 'loud', '--port', '0']).then(

@@ -107,6 +107,32 @@ describe('the web UI in chromium', () => {
     await page.close();
   }, 60_000);
 
+  test('behind a REST API that wants a token, the page asks for it once, keeps it and sends it on every call', async () => {
+    const secret = 'the-cluster-secret-of-this-test-0123456789';
+    const page = await openPage();
+    // The API answers 401 without the token, as the JobManager does when it has a secret; static files need none.
+    await page.setRequestInterception(true);
+    const refused: string[] = [];
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      const isStatic = pathname === '/' || /\.(js|css|html)$/.test(pathname);
+      if (isStatic || request.headers().authorization === `Bearer ${secret}`) return void request.continue();
+      refused.push(pathname);
+      void request.respond({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'missing or wrong token' }) });
+    });
+    await page.goto(`${url}/#/`);
+    await page.waitForSelector('input[name="token"]');
+    expect(refused).toContain('/overview');
+    await page.type('input[name="token"]', secret);
+    await Promise.all([page.waitForNavigation(), page.click('form.banner button')]);
+    await page.waitForFunction(() => document.querySelectorAll('.card').length > 0);
+    expect(await page.$('input[name="token"]'), 'no token asked for again').toBeNull();
+    await page.goto(`${url}/#/jobs`);
+    await page.waitForSelector('tr[data-job]');
+    expect(await page.evaluate(() => localStorage.getItem('spillway-token'))).toBe(secret);
+    await page.close();
+  }, 60_000);
+
   test('a slow consumer: the producer stage is shown backpressured, the token given is sent, and the cancel button ends the job', async () => {
     const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, SLOW_CONSUMER, { contentType: 'text/javascript' });
     const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });
