@@ -104,7 +104,8 @@ export function details(job: JobRecord): Record<string, unknown> {
     started: job.started,
     ended: job.ended,
     counters: job.counters,
-    tasks: job.tasks.map((task) => ({ ...task, ...task.rates, rates: undefined })),
+    // Each task's ratios, backpressure level and output rates sit beside its counters.
+    tasks: job.tasks.map(({ rates, ...task }) => ({ ...task, ...rates })),
     edges: job.edges ?? [],
     progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
     resultBytes: job.resultBytes,
