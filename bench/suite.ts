@@ -62,6 +62,8 @@ interface Sizes {
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
+  /** Records of each synthetic run with and without /metrics scraped. */
+  scrapingRecords: number;
   sweep: SweepOptions;
 }
 
@@ -74,6 +76,7 @@ const QUICK: Sizes = {
   transportRecords: 1_000_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
+  scrapingRecords: 1_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
 };
 
@@ -86,6 +89,7 @@ const FULL: Sizes = {
   transportRecords: 4_000_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
+  scrapingRecords: 10_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
 };
 
@@ -195,8 +199,8 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
     );
   });
   await measureSynthetic(sizes, figures, attempt);
-  await attempt(`metrics: synthetic pipelined, ${formatCount(sizes.syntheticRecords)} records, /metrics scraped every second and not, in turns`, () =>
-    withCluster({}, async (cluster) => void (figures.scraping = await measureScraping(cluster, sizes.syntheticRecords, sizes.repeats))),
+  await attempt(`metrics: synthetic pipelined, ${formatCount(sizes.scrapingRecords)} records, /metrics scraped every second and not, in turns`, () =>
+    withCluster({}, async (cluster) => void (figures.scraping = await measureScraping(cluster, sizes.scrapingRecords, sizes.repeats))),
   );
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
