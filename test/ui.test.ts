@@ -146,6 +146,12 @@ describe('the web UI in chromium', () => {
     const consume = await page.$eval('g.stage[data-stage="consume"]', (g) => g.getAttribute('data-backpressure'));
     expect(consume, 'the slow consumer itself is not backpressured').toBe('OK');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'backpressured.png') });
+    // The REST view behind it: the producer HIGH, and the edge's buffers waiting on the consumer's side of the credit loop.
+    const job = await callJson<{ tasks: { stage: string; backPressure: string }[]; edges: { buffers: Record<string, number> }[] }>('GET', `${url}/jobs/${id}`);
+    expect(job.tasks.find((t) => t.stage === 'produce')?.backPressure).toBe('HIGH');
+    const { queued, inFlight, atConsumers, spilled } = job.edges[0].buffers;
+    expect(queued + inFlight + atConsumers, 'buffers of the edge are held up').toBeGreaterThan(0);
+    expect(spilled, 'a pipelined edge spills nothing').toBe(0);
     await page.click('button.cancel');
     await page.waitForSelector('[data-state="CANCELED"]', { timeout: 60_000 });
     expect((await waitFor(url, id)).state).toBe('CANCELED');
