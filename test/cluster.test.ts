@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
@@ -67,6 +68,9 @@ async function expectBadRequest(body: unknown, pattern: RegExp, raw = false): Pr
 }
 
 beforeAll(async () => {
+  // A fresh connection per call: checking a large result keeps this process's event loop busy for seconds, past the
+  // JobManager's 5 s keep-alive, and a kept connection the server closed meanwhile would fail the next call.
+  setGlobalDispatcher(new Agent({ pipelining: 0 }));
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-cluster-'));
   corpus = path.join(work, 'corpus');
   // The realistic corpus: non-ASCII words too, so every word count below is checked on them.
