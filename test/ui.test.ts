@@ -130,6 +130,8 @@ describe('the web UI in chromium', () => {
     await page.goto(`${url}/#/jobs`);
     await page.waitForSelector('tr[data-job]');
     expect(await page.evaluate(() => localStorage.getItem('spillway-token'))).toBe(secret);
+    // The browser's storage outlives the page: the next test starts without a token.
+    await page.evaluate(() => localStorage.removeItem('spillway-token'));
     await page.close();
   }, 60_000);
 
@@ -138,9 +140,9 @@ describe('the web UI in chromium', () => {
     const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });
     const page = await openPage();
     const authorizations = new Set<string>();
-    page.on('request', (request) => authorizations.add(request.headers().authorization ?? 'none'));
     await page.goto(`${url}/#/jobs/${id}`);
     await page.evaluate(() => localStorage.setItem('spillway-token', 'a-token-of-the-cluster-secret-0123456789'));
+    page.on('request', (request) => authorizations.add(request.headers().authorization ?? 'none'));
     await page.reload();
     await page.waitForSelector('g.stage[data-stage="produce"][data-backpressure="HIGH"]', { timeout: 60_000 });
     const consume = await page.$eval('g.stage[data-stage="consume"]', (g) => g.getAttribute('data-backpressure'));
