@@ -2,6 +2,7 @@ import { transpileJob } from '../src/cli/TypeScriptJob.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus } from '../src/job/Corpus.js';
@@ -30,6 +31,8 @@ const FAILING = `export default { name: 'failing', stages: [
   { name: 'count', inputs: [{ from: 'gen', partitioning: { type: 'hash', key: (r) => r[0] } }], sink: { collect: true } } ] };`;
 
 beforeAll(async () => {
+  // A fresh connection per call: one kept to the killed JobManager would fail the first call to the new one.
+  setGlobalDispatcher(new Agent({ pipelining: 0 }));
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-restart-'));
   corpus = path.join(work, 'corpus');
   writeCorpus(corpus, 4, 256 << 10, 5);
