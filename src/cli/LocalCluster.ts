@@ -1,9 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callJson } from '../job/Http.js';
+import { callJson, useClusterToken } from '../job/Http.js';
+import { tmUrl } from '../jobmanager/Scheduler.js';
+import type { TaskManagerInfo } from '../jobmanager/TaskManagerRegistry.js';
+import { ClusterSecret, SECRET_ENV } from '../security/ClusterSecret.js';
 
 /** The `spillway` command of this package, found from here whether this runs compiled or as source. */
 function spillwayBin(): string {
@@ -17,6 +21,16 @@ function spillwayBin(): string {
 }
 
 const MAIN = spillwayBin();
+
+/** Where `spillway local --port PORT` keeps its data, secret included; clients on this machine look there. */
+export function localClusterDir(port: number): string {
+  return path.join(os.tmpdir(), `spillway-local-${port}`);
+}
+
+/** The secret file of the local cluster whose JobManager listens on `port`. */
+export function localSecretFile(port: number): string {
+  return path.join(localClusterDir(port), 'secret');
+}
 
 export interface LocalClusterOptions {
   taskManagers: number;
@@ -34,24 +48,43 @@ export interface LocalClusterOptions {
   jobManagerNodeArgs?: string[];
   /** Where the children write; 'inherit' shows their logs. */
   stdio?: 'inherit' | 'ignore' | 'pipe';
+  /** The cluster's secret; one is made if absent. Given to the children in their environment, never on a command line. */
+  secret?: ClusterSecret;
+  /** The cluster's folder (default: `localClusterDir(port)`, where clients on this machine find the secret); removed on stop. */
+  dataDir?: string;
 }
 
 /**
  * A JobManager and N TaskManager child processes of the `spillway` command, real
- * TCP between them. stop() ends them all; so does the end of this process.
+ * TCP between them, sharing one cluster secret (written, mode 0600, to `secretFile`).
+ * This process becomes a client of the cluster: its calls to the JobManager carry the
+ * secret. stop() ends them all; so does the end of this process.
  */
 export class LocalCluster {
   readonly processes: ChildProcess[] = [];
   url = '';
-  /** Holds every TaskManager's spill folder; removed on stop, even after a TaskManager was killed. */
-  private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
+  readonly secret: ClusterSecret;
+  /** Holds the secret and every process's folder; removed on stop, even after a TaskManager was killed. */
+  private dataDir = '';
 
-  constructor(private readonly options: LocalClusterOptions) {}
+  constructor(private readonly options: LocalClusterOptions) {
+    this.secret = options.secret ?? ClusterSecret.generate();
+  }
+
+  /** The file that holds the cluster secret. */
+  get secretFile(): string {
+    return path.join(this.dataDir, 'secret');
+  }
 
   async start(): Promise<string> {
+    // A port known before the JobManager starts names the folder clients find the secret in.
+    const port = this.options.port || (await freePort());
+    this.dataDir = await makeClusterDir(this.options.dataDir, port);
+    this.secret.writeTo(this.secretFile);
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
-    this.url = await this.startJobManager(this.options.port ?? 0);
+    this.url = await this.startJobManager(port);
+    useClusterToken(this.url, this.secret.token);
     for (let i = 0; i < this.options.taskManagers; i++) {
       const spillDir = this.taskManagerDir(i);
       const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
@@ -133,6 +166,7 @@ export class LocalCluster {
     const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
     const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args, ...(this.options.extraArgs ?? [])], {
       stdio: ['ignore', captureStdout ? 'pipe' : output, output],
+      env: { ...process.env, [SECRET_ENV]: this.secret.token },
     });
     this.processes.push(child);
     return child;
@@ -141,7 +175,9 @@ export class LocalCluster {
   private async waitForTaskManagers(): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const { taskmanagers } = await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`);
+      const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerInfo[] }>('GET', `${this.url}/taskmanagers`);
+      // This process may call the TaskManagers too (their /status), with the same secret.
+      for (const tm of taskmanagers) useClusterToken(tmUrl(tm), this.secret.token);
       if (taskmanagers.length >= this.options.taskManagers) return;
       if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${this.options.taskManagers} taskmanagers registered`);
       await new Promise((r) => setTimeout(r, 50));
@@ -155,7 +191,7 @@ function announcedUrl(child: ChildProcess): Promise<string> {
     let seen = '';
     const onData = (chunk: Buffer): void => {
       seen += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      const match = /listening on (https?:\/\/\S+)/.exec(seen);
       if (match) {
         child.stdout!.off('data', onData);
         child.stdout!.resume();
@@ -164,5 +200,40 @@ function announcedUrl(child: ChildProcess): Promise<string> {
     };
     child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`the jobmanager exited with ${code} before it listened: ${seen}`)));
+  });
+}
+
+/**
+ * The cluster's folder: the given one, or the port's well-known folder, taken over
+ * only once the port is seen free (the folder of a cluster that still runs is never touched).
+ */
+async function makeClusterDir(dir: string | undefined, port: number): Promise<string> {
+  if (dir !== undefined) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+  await listenOnce(port);
+  const fixed = localClusterDir(port);
+  fs.rmSync(fixed, { recursive: true, force: true });
+  fs.mkdirSync(fixed, { mode: 0o700 });
+  return fixed;
+}
+
+/** A port that was free a moment ago, picked by the kernel. */
+function freePort(): Promise<number> {
+  return listenOnce(0);
+}
+
+/** Binds the port on loopback and lets it go; returns it, or fails if it is taken. */
+function listenOnce(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(`port ${port} is in use (${error.code}): is a local cluster running already? Give another --port`)),
+    );
+    probe.listen(port, '127.0.0.1', () => {
+      const bound = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(bound));
+    });
   });
 }
