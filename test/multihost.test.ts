@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeCorpus } from '../src/job/Corpus.js';
 import { ClusterSecret } from '../src/security/ClusterSecret.js';
 import type { ProbeOptions, ProbeResult } from './fixtures/dataPlaneProbe.js';
-import { makeCertificates, type Certificates } from './helpers/certificates.js';
+import { makeCertificates, type Certificates } from '../bench/certificates.js';
 import { referenceCount } from './helpers/jobs.js';
 
 const BIN = path.resolve('bin/spillway.js');

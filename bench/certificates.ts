@@ -10,7 +10,8 @@ export interface Certificates {
 
 /**
  * A throwaway CA (a day long) and one certificate signed by it for server and client
- * use, naming the given IP addresses, made with the openssl command into `dir`.
+ * use, naming the given IP addresses, made with the openssl command into `dir`; for
+ * the TLS benchmark and the multi-host test.
  */
 export function makeCertificates(dir: string, addresses: string[]): Certificates {
   const file = (name: string): string => path.join(dir, name);
