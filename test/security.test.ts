@@ -4,8 +4,9 @@
  * the key are refused while the TaskManagers stay up, and a TaskManager with another
  * secret cannot join. Spawns dist/ (`npm run build` first).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -151,6 +152,46 @@ describe('joining and binding', () => {
     expect(stderr).toMatch(/refused this TaskManager \(401\): this TaskManager's cluster secret is not the JobManager's/);
     expect((await taskManagers(url)).length).toBe(2);
   });
+
+  test('a registered TaskManager whose heartbeat is refused (a JobManager with another secret) says why and exits 1', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const dataDir = path.join(work, 'heartbeat-jm');
+    const first = { ...envWithout(), SPILLWAY_SECRET: ClusterSecret.generate().token };
+    const children: ChildProcess[] = [];
+    const start = (args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> => {
+      const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let seen = '';
+      return new Promise((resolve, reject) => {
+        const onData = (chunk: Buffer): void => {
+          seen += chunk.toString();
+          if (ready.test(seen)) resolve(child);
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${seen}`)));
+      });
+    };
+    try {
+      const jm = await start(['jobmanager', '--port', String(port), '--data-dir', dataDir], first, /listening on/);
+      const tm = await start(['taskmanager', '--jobmanager', `http://127.0.0.1:${port}`, '--slots', '1', '--memory', '16mb'], first, /registered with/);
+      let stderr = '';
+      tm.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const tmExit = new Promise<number | null>((resolve) => tm.once('exit', resolve));
+      jm.kill('SIGKILL');
+      await new Promise((resolve) => jm.once('exit', resolve));
+      await start(['jobmanager', '--port', String(port), '--data-dir', dataDir], { ...first, SPILLWAY_SECRET: ClusterSecret.generate().token }, /listening on/);
+      expect(await tmExit).toBe(1);
+      expect(stderr).toMatch(/refused this TaskManager's heartbeat: .*this TaskManager's cluster secret is not the JobManager's/);
+    } finally {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, 30_000);
 
   test('a TaskManager without a secret is refused too', async () => {
     const { code, stderr } = await spillway(['taskmanager', '--jobmanager', url, '--slots', '1', '--memory', '16mb'], envWithout());

@@ -115,10 +115,14 @@ async function main(argv: string[]): Promise<number> {
         // A refused secret does not get better by retrying: it says why and exits 1.
         onUnauthorized: (error) => {
           console.error(`spillway: ${error.message}`);
-          process.exit(1);
+          void tm.stop().finally(() => process.exit(1));
         },
       });
-      await tm.start();
+      // A TaskManager that cannot start (its registration refused) leaves no spill folder or thread behind.
+      await tm.start().catch(async (error: unknown) => {
+        await tm.stop().catch(() => {});
+        throw error;
+      });
       console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);
       onSignal(() => tm.stop());
       return -1;
