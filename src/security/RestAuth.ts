@@ -8,22 +8,19 @@ export const AUTH_FAILURE_LIMIT = 30;
 export const AUTH_FAILURE_WINDOW_MS = 60_000;
 
 /**
- * What needs no token: the health check, and the web UI's static files (the page
- * sends the token with its API calls). Everything else, including routes added
- * later (/metrics), is covered without asking.
+ * What needs no token, by the route a request matched (never by its raw URL, which a
+ * client can dress up): the health check, and the web UI's static files, which the
+ * static plugin serves at `/` (`/*`) or under a prefix of its own (the page sends the
+ * token with its API calls). Everything else, including routes added later
+ * (/metrics) and URLs that match no route, is covered without asking.
  */
-const PUBLIC_EXACT = new Set(['/healthz', '/', '/index.html', '/favicon.ico']);
+const PUBLIC_ROUTES = new Set(['/healthz', '/', '/*', '/index.html', '/favicon.ico']);
 const PUBLIC_PREFIXES = ['/ui/', '/assets/', '/static/'];
 
-export function isPublicRequest(request: FastifyRequest): boolean {
+function isPublic(request: FastifyRequest): boolean {
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-  const path = request.url.split('?', 1)[0];
-  return PUBLIC_EXACT.has(path) || PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix));
-}
-
-export interface RestAuthOptions {
-  failureLimit?: number;
-  failureWindowMs?: number;
+  const route = request.routeOptions.url;
+  return route !== undefined && (PUBLIC_ROUTES.has(route) || PUBLIC_PREFIXES.some((prefix) => route.startsWith(prefix)));
 }
 
 /**
@@ -33,18 +30,15 @@ export interface RestAuthOptions {
  * failing is refused with 429 for a while (@fastify/rate-limit counts failures only,
  * so a valid token is never limited). One root hook: it covers routes added later too.
  */
-export function requireBearerAuth(http: FastifyInstance, secret: ClusterSecret, options: RestAuthOptions = {}): void {
+export function requireBearerAuth(http: FastifyInstance, secret: ClusterSecret): void {
   void http.register(bearerAuth, { keys: [secret.token], addHook: false, verifyErrorLogLevel: 'debug' });
   void http.register(rateLimit, { global: false });
   let countFailure: ReturnType<FastifyInstance['createRateLimit']> | null = null;
   http.addHook('onRequest', async (request, reply) => {
-    if (isPublicRequest(request)) return;
+    if (isPublic(request)) return;
     const failure = await new Promise<Error | undefined>((resolve) => http.verifyBearerAuth!(request, reply, (error?: Error) => resolve(error)));
     if (failure === undefined) return;
-    countFailure ??= http.createRateLimit({
-      max: options.failureLimit ?? AUTH_FAILURE_LIMIT,
-      timeWindow: options.failureWindowMs ?? AUTH_FAILURE_WINDOW_MS,
-    });
+    countFailure ??= http.createRateLimit({ max: AUTH_FAILURE_LIMIT, timeWindow: AUTH_FAILURE_WINDOW_MS });
     await refuse(request, reply, failure, await countFailure(request));
   });
 }
