@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,14 +21,18 @@ function spillwayBin(): string {
 
 const MAIN = spillwayBin();
 
-/** Where `spillway local --port PORT` keeps its data, secret included; clients on this machine look there. */
-export function localClusterDir(port: number): string {
+/**
+ * The well-known name of the folder of the local cluster whose JobManager listens on
+ * `port`: a link to its data folder, made once the JobManager holds the port (so no
+ * two clusters can claim it); clients on this machine find the secret through it.
+ */
+export function localClusterLink(port: number): string {
   return path.join(os.tmpdir(), `spillway-local-${port}`);
 }
 
 /** The secret file of the local cluster whose JobManager listens on `port`. */
 export function localSecretFile(port: number): string {
-  return path.join(localClusterDir(port), 'secret');
+  return path.join(localClusterLink(port), 'secret');
 }
 
 export interface LocalClusterOptions {
@@ -50,7 +53,7 @@ export interface LocalClusterOptions {
   stdio?: 'inherit' | 'ignore' | 'pipe';
   /** The cluster's secret; one is made if absent. Given to the children in their environment, never on a command line. */
   secret?: ClusterSecret;
-  /** The cluster's folder (default: `localClusterDir(port)`, where clients on this machine find the secret); removed on stop. */
+  /** The cluster's folder (default: a fresh temp folder); removed on stop. */
   dataDir?: string;
 }
 
@@ -65,10 +68,11 @@ export class LocalCluster {
   url = '';
   readonly secret: ClusterSecret;
   /** Holds the secret and every process's folder; removed on stop, even after a TaskManager was killed. */
-  private dataDir = '';
+  private readonly dataDir: string;
 
   constructor(private readonly options: LocalClusterOptions) {
     this.secret = options.secret ?? ClusterSecret.generate();
+    this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
   }
 
   /** The file that holds the cluster secret. */
@@ -77,13 +81,12 @@ export class LocalCluster {
   }
 
   async start(): Promise<string> {
-    // A port known before the JobManager starts names the folder clients find the secret in.
-    const port = this.options.port || (await freePort());
-    this.dataDir = await makeClusterDir(this.options.dataDir, port);
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
     this.secret.writeTo(this.secretFile);
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
-    this.url = await this.startJobManager(port);
+    this.url = await this.startJobManager(this.options.port ?? 0);
+    linkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     useClusterToken(this.url, this.secret.token);
     for (let i = 0; i < this.options.taskManagers; i++) {
       const spillDir = this.taskManagerDir(i);
@@ -109,6 +112,7 @@ export class LocalCluster {
       ),
     );
     process.off('exit', this.killAll);
+    if (this.url !== '') unlinkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
@@ -203,37 +207,17 @@ function announcedUrl(child: ChildProcess): Promise<string> {
   });
 }
 
-/**
- * The cluster's folder: the given one, or the port's well-known folder, taken over
- * only once the port is seen free (the folder of a cluster that still runs is never touched).
- */
-async function makeClusterDir(dir: string | undefined, port: number): Promise<string> {
-  if (dir !== undefined) {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
+/** Points the port's well-known name at the data folder; a link left by a cluster that died before is replaced. */
+function linkClusterDir(link: string, dataDir: string): void {
+  fs.rmSync(link, { force: true, recursive: true });
+  fs.symlinkSync(dataDir, link, 'dir');
+}
+
+/** Removes the link if it still points at this cluster's folder. */
+function unlinkClusterDir(link: string, dataDir: string): void {
+  try {
+    if (fs.readlinkSync(link) === dataDir) fs.unlinkSync(link);
+  } catch {
+    // Gone already, or not a link of ours.
   }
-  await listenOnce(port);
-  const fixed = localClusterDir(port);
-  fs.rmSync(fixed, { recursive: true, force: true });
-  fs.mkdirSync(fixed, { mode: 0o700 });
-  return fixed;
-}
-
-/** A port that was free a moment ago, picked by the kernel. */
-function freePort(): Promise<number> {
-  return listenOnce(0);
-}
-
-/** Binds the port on loopback and lets it go; returns it, or fails if it is taken. */
-function listenOnce(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new Error(`port ${port} is in use (${error.code}): is a local cluster running already? Give another --port`)),
-    );
-    probe.listen(port, '127.0.0.1', () => {
-      const bound = (probe.address() as net.AddressInfo).port;
-      probe.close(() => resolve(bound));
-    });
-  });
 }

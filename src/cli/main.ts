@@ -145,7 +145,8 @@ async function main(argv: string[]): Promise<number> {
       onSignal(() => cluster.stop());
       const url = await cluster.start();
       console.log(`spillway local cluster: jobmanager ${url}, ${values.taskmanagers} taskmanagers; Ctrl-C stops it`);
-      console.log(`cluster secret in ${cluster.secretFile} (mode 0600): spillway submit on this machine finds it; curl -H "Authorization: Bearer $(cat ${cluster.secretFile})"`);
+      const secretFile = localSecretFile(Number(new URL(url).port));
+      console.log(`cluster secret in ${secretFile} (mode 0600): spillway submit on this machine finds it; curl -H "Authorization: Bearer $(cat ${secretFile})"`);
       return -1;
     }
     case 'submit': {

@@ -66,6 +66,10 @@ export async function callJson<T>(
   options: { timeoutMs?: number; contentType?: string } = {},
 ): Promise<T> {
   const raw = body instanceof Uint8Array || typeof body === 'string';
+  // After a stretch of synchronous work the caller's pooled connection may have been closed by the
+  // server (idle past its keep-alive) with the close not read yet: one turn of the loop reads it first,
+  // instead of sending on a dead socket ("other side closed").
+  await new Promise((resolve) => setImmediate(resolve));
   const response = await request(url, {
     method,
     headers: {
