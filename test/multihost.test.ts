@@ -148,9 +148,11 @@ beforeAll(async () => {
     writeCorpus(corpus, 4, 1 << 20, 11);
     const secret = ['--secret-file', secretFile, ...TLS_ARGS()];
     await start('jm', ['jobmanager', '--host', HOSTS.jm, '--port', '8081', '--data-dir', path.join(work, 'jm'), ...secret], /listening on https:\/\/198\.18\.0\.1:8081/);
-    // 2 slots each, and jobs of parallelism 4: every job runs on both TaskManagers.
+    // 2 slots each, and jobs of parallelism 4: every job runs on both TaskManagers. The second binds
+    // every interface of its host and advertises the address its peers reach it at.
     for (const tm of ['tm1', 'tm2'] as const) {
-      const args = ['taskmanager', '--jobmanager', JM_URL, '--host', HOSTS[tm], '--slots', '2', '--memory', '64mb', '--spill-dir', path.join(work, tm), ...secret];
+      const bind = tm === 'tm1' ? ['--host', HOSTS.tm1] : ['--host', '0.0.0.0', '--advertise-host', HOSTS.tm2];
+      const args = ['taskmanager', '--jobmanager', JM_URL, ...bind, '--slots', '2', '--memory', '64mb', '--spill-dir', path.join(work, tm), ...secret];
       await start(tm, args, /registered with/);
     }
   } catch (error) {
@@ -194,7 +196,7 @@ describe('a cluster across three network namespaces, TLS and the secret on', () 
     expect(noCertificate).toMatchObject({ authenticated: false, closed: true, socketError: expect.stringMatching(/certificate required/) });
     const wrongKey = await probeFromClient({ attack: 'wrong-key', key: ClusterSecret.generate().dataKey().toString('hex'), tls: { ...certs } }, token);
     expect(wrongKey).toMatchObject({ authenticated: false, closed: true, error: expect.stringMatching(/authentication failed/) });
-    // The probe is sound: with the certificate and the key it gets in.
+    // The probe is sound: with the certificate and the key it gets in (to the first TaskManager listed).
     expect(await probeFromClient({ attack: 'right-key', key: rightKey, tls: { ...certs } }, token)).toMatchObject({ authenticated: true, error: null });
     const plain = await probeFromClient({ attack: 'wrong-key' }, token);
     expect(plain.authenticated).toBe(false);
