@@ -3,7 +3,7 @@
  * process's /metrics is scraped once a second (as a Prometheus server would),
  * in turns with the same job unscraped, on one cluster in the same run.
  */
-import { callJson } from '../src/job/Http.js';
+import { authorizationHeader, callJson } from '../src/job/Http.js';
 import { runSynthetic, type BenchCluster, type SyntheticRun } from './cluster.js';
 import { alternateRuns, formatCount, type Measured } from './measure.js';
 
@@ -31,7 +31,7 @@ async function scraping(cluster: BenchCluster, during: () => Promise<SyntheticRu
   const scrapeAll = async (): Promise<void> => {
     await Promise.all(
       targets.map(async (target) => {
-        const response = await fetch(`${target}/metrics`);
+        const response = await fetch(`${target}/metrics`, { headers: authorizationHeader(target) });
         if (!response.ok) throw new Error(`GET ${target}/metrics: ${response.status}`);
         scrapedBytes += (await response.arrayBuffer()).byteLength;
         scrapes++;

@@ -23,6 +23,12 @@ export function setLogLevel(level: string): void {
   log.level = level;
 }
 
+/** A server's authentication policy as it starts: a warning when it begins with WARNING (--insecure). */
+export function logPolicy(policy: string): void {
+  if (policy.startsWith('WARNING')) log.warn(policy);
+  else log.info(policy);
+}
+
 /** Fastify's options for a server that logs through this logger: its errors, not every request. */
 export function httpLogging(component: string): { loggerInstance: FastifyBaseLogger; logController: LogController } {
   return { loggerInstance: log.child({ component }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }) };

@@ -45,10 +45,14 @@ afterAll(async () => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-/** A page that records every job state it shows, in order. */
-async function openPage(): Promise<Page> {
+/**
+ * A page that records every job state it shows, in order. The cluster wants its secret on
+ * every REST call: the page is given it as a user would, once, unless `withToken` is false.
+ */
+async function openPage(withToken = true): Promise<Page> {
   const page = await browser.newPage();
   await page.setViewport({ width: 1400, height: 900 });
+  if (withToken) await page.evaluateOnNewDocument((token) => localStorage.setItem('spillway-token', token), cluster.secret.token);
   await page.evaluateOnNewDocument(() => {
     const seen: string[] = [];
     (window as unknown as { statesSeen: string[] }).statesSeen = seen;
@@ -108,21 +112,18 @@ describe('the web UI in chromium', () => {
   }, 60_000);
 
   test('behind a REST API that wants a token, the page asks for it once, keeps it and sends it on every call', async () => {
-    const secret = 'the-cluster-secret-of-this-test-0123456789';
-    const page = await openPage();
-    // The API answers 401 without the token, as the JobManager does when it has a secret; static files need none.
-    await page.setRequestInterception(true);
+    const secret = cluster.secret.token;
+    const page = await openPage(false);
+    // The JobManager answers the API 401 without the token; the page's own files need none.
     const refused: string[] = [];
-    page.on('request', (request) => {
-      const { pathname } = new URL(request.url());
-      const isStatic = pathname === '/' || /\.(js|css|html)$/.test(pathname);
-      if (isStatic || request.headers().authorization === `Bearer ${secret}`) return void request.continue();
-      refused.push(pathname);
-      void request.respond({ status: 401, contentType: 'application/json', body: JSON.stringify({ error: 'missing or wrong token' }) });
-    });
+    page.on('response', (response) => response.status() === 401 && refused.push(new URL(response.url()).pathname));
+    // The browser's storage outlives a page: what the pages before gave it goes first.
+    await page.goto(`${url}/ui/style.css`);
+    await page.evaluate(() => localStorage.removeItem('spillway-token'));
     await page.goto(`${url}/#/`);
     await page.waitForSelector('input[name="token"]');
     expect(refused).toContain('/overview');
+    expect(refused.filter((p) => p === '/' || p.startsWith('/ui/')), 'the UI itself is served without a token').toEqual([]);
     await page.type('input[name="token"]', secret);
     await Promise.all([page.waitForNavigation(), page.click('form.banner button')]);
     await page.waitForFunction(() => document.querySelectorAll('.card').length > 0);
@@ -130,8 +131,6 @@ describe('the web UI in chromium', () => {
     await page.goto(`${url}/#/jobs`);
     await page.waitForSelector('tr[data-job]');
     expect(await page.evaluate(() => localStorage.getItem('spillway-token'))).toBe(secret);
-    // The browser's storage outlives the page: the next test starts without a token.
-    await page.evaluate(() => localStorage.removeItem('spillway-token'));
     await page.close();
   }, 60_000);
 
@@ -140,10 +139,8 @@ describe('the web UI in chromium', () => {
     const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });
     const page = await openPage();
     const authorizations = new Set<string>();
-    await page.goto(`${url}/#/jobs/${id}`);
-    await page.evaluate(() => localStorage.setItem('spillway-token', 'a-token-of-the-cluster-secret-0123456789'));
     page.on('request', (request) => authorizations.add(request.headers().authorization ?? 'none'));
-    await page.reload();
+    await page.goto(`${url}/#/jobs/${id}`);
     await page.waitForSelector('g.stage[data-stage="produce"][data-backpressure="HIGH"]', { timeout: 60_000 });
     const consume = await page.$eval('g.stage[data-stage="consume"]', (g) => g.getAttribute('data-backpressure'));
     expect(consume, 'the slow consumer itself is not backpressured').toBe('OK');
@@ -158,7 +155,7 @@ describe('the web UI in chromium', () => {
     await page.waitForSelector('[data-state="CANCELED"]', { timeout: 60_000 });
     expect((await waitFor(url, id)).state).toBe('CANCELED');
     const apiCalls = [...authorizations].filter((a) => a !== 'none');
-    expect(apiCalls, 'REST calls carry the token kept in the page').toEqual(['Bearer a-token-of-the-cluster-secret-0123456789']);
+    expect(apiCalls, 'REST calls carry the token kept in the page').toEqual([`Bearer ${cluster.secret.token}`]);
     await page.close();
   }, 120_000);
 });

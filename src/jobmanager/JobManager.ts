@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
 import { callJson } from '../job/Http.js';
 import { JobLoader } from '../job/JobLoader.js';
@@ -14,6 +14,9 @@ import { validateJob } from '../job/JobDefinition.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
+import { bindPolicy, type ClusterSecret } from '../security/ClusterSecret.js';
+import { createRestServer } from '../security/RestServer.js';
+import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobHistory } from './JobHistory.js';
 import { JobManagerMetrics } from './JobManagerMetrics.js';
 import { JobStore, type JobRecord } from './JobStore.js';
@@ -21,7 +24,7 @@ import { details, jobSeq, snapshot, summary } from './JobViews.js';
 import { DEFAULT_MODULE_TTL_MS, Modules } from './Modules.js';
 import { isTerminal, Scheduler, tmUrl, type Job } from './Scheduler.js';
 import { TaskManagerRegistry, type Registration } from './TaskManagerRegistry.js';
-import { httpLogging, log } from '../Logger.js';
+import { httpLogging, log, logPolicy } from '../Logger.js';
 
 export interface JobManagerOptions {
   host?: string;
@@ -43,12 +46,22 @@ export interface JobManagerOptions {
   dataDir?: string;
   /** How long an ended job's series stay in /metrics (default 5 minutes). */
   metricsRetentionMs?: number;
+  /** The cluster secret: every route but /healthz wants it as bearer token. Without it only loopback is allowed. */
+  secret?: ClusterSecret | null;
+  /** Serve https with this certificate. */
+  tls?: TlsMaterial | null;
+  /** Allows a non-loopback host without a secret (with a warning). */
+  insecure?: boolean;
+  /** The largest module upload, bytes (default DEFAULT_MAX_MODULE_BYTES); larger is a 413. */
+  maxModuleBytes?: number;
 }
 
 /** The web UI's files, copied next to the compiled code at build time (see scripts/build-ui.mjs). */
 const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
 
 export const DEFAULT_JOB_HISTORY = 100;
+/** --max-module-size: a job module is code, not data; 16 MiB is far above any real one. */
+export const DEFAULT_MAX_MODULE_BYTES = 16 << 20;
 export const DEFAULT_HISTORY_BYTES = 256 << 20;
 
 /** The data dir of a JobManager listening on `port` that was given none. */
@@ -111,23 +124,26 @@ export class JobManager {
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
     // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
     // reports and REST polls would otherwise hold descriptors for minutes.
-    this.http = Fastify({
-      bodyLimit: 256 << 20,
-      keepAliveTimeout: 5000,
-      ajv: { customOptions: { removeAdditional: false } },
-      ...httpLogging('jobmanager'),
-    });
+    this.http = createRestServer(
+      { bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } }, ...httpLogging('jobmanager') },
+      { secret: options.secret, tls: options.tls },
+    );
     this.metrics = new JobManagerMetrics({ jobs: () => this.jobs(), taskManagers: () => this.registry.sorted() }, options.metricsRetentionMs);
-    // The UI's static files need no token (see DESIGN.md: security); index.html is served at /.
-    void this.http.register(fastifyStatic, { root: UI_DIR, prefix: '/', index: 'index.html', wildcard: false });
+    // The UI's files need no token (REST auth exempts /ui/ and /): the page sends it with its API calls.
+    void this.http.register(fastifyStatic, { root: UI_DIR, prefix: '/ui/' });
+    this.http.get('/', (_request, reply) => reply.sendFile('index.html'));
     this.http.addHook('onRequest', async () => this.ready);
     // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     this.http.addContentTypeParser(['text/javascript', 'application/octet-stream', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
       done(null, body),
     );
-    this.http.setErrorHandler((error: FastifyError, _request, reply) => {
+    this.http.setErrorHandler((error: FastifyError, request, reply) => {
       const status = error.statusCode ?? 500;
+      if (status === 413 && request.url === '/modules') {
+        const limit = this.options.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES;
+        return reply.code(413).send({ code: error.code, error: `the module is larger than ${limit} bytes; the JobManager's --max-module-size allows no more` });
+      }
       reply.code(status).send({ error: error.message });
     });
     this.publicRoutes();
@@ -137,7 +153,9 @@ export class JobManager {
 
   /** Binds, opens the data dir and takes over what an earlier JobManager left there; returns the URL. */
   async listen(): Promise<string> {
-    const url = await this.http.listen({ host: this.options.host ?? '127.0.0.1', port: this.options.port ?? 8081 });
+    const host = this.options.host ?? '127.0.0.1';
+    logPolicy(bindPolicy('jobmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
+    const url = await this.http.listen({ host, port: this.options.port ?? 8081 });
     const address = this.http.server.address();
     this.dir = this.options.dataDir ?? defaultDataDir(typeof address === 'object' && address ? address.port : 0);
     this.open(this.dir);
@@ -235,7 +253,7 @@ export class JobManager {
       return { ...tm, status };
     });
     http.get('/metrics', async (_request, reply) => reply.type(this.metrics.contentType).send(await this.metrics.text()));
-    http.post<{ Body: string }>('/modules', async (request, reply) => {
+    http.post<{ Body: string }>('/modules', { bodyLimit: this.options.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES }, async (request, reply) => {
       if (typeof request.body !== 'string' || request.body.length === 0) return reply.code(400).send({ error: 'the module source is empty' });
       return reply.code(201).send({ hash: await this.modules.upload(request.body) });
     });
@@ -261,6 +279,7 @@ export class JobManager {
               httpPort: { type: 'integer' },
               slots: { type: 'integer', minimum: 1 },
               memory: { type: 'integer', minimum: 1 },
+              https: { type: 'boolean' },
             },
           },
         },

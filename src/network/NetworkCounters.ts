@@ -5,9 +5,9 @@
  * are; nothing here knows how they are shown.
  */
 export class NetworkCounters {
-  /** Bytes written to data connections to remote consumers: the handshake and the buffers' frames. */
+  /** Bytes of buffer frames (header and payload) written to data connections, to remote consumers. */
   sentBytes = 0;
-  /** Bytes read from data connections to remote producers (all of them: the same frames, and any error frame). */
+  /** Bytes of buffer frames (header and payload) read from data connections, from remote producers. */
   receivedBytes = 0;
   /** Bytes handed from a partition to a consumer of the same process, without a socket. */
   localBytes = 0;

@@ -8,6 +8,7 @@ import { ResultPartition, type PartitionType } from './partition/ResultPartition
 import { ResultPartitionManager } from './partition/ResultPartitionManager.js';
 import { ConnectionManager, type ConnectionListener } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
+import type { TransportSecurity } from './transport/TransportSecurity.js';
 
 /** Buffers each subpartition of a pipelined partition may queue. */
 export const DEFAULT_BUFFERS_PER_SUBPARTITION = 128;
@@ -22,9 +23,14 @@ export interface ShuffleOptions {
   /** Network memory of the process, bytes. */
   memory: number;
   segmentSize?: number;
+  /** Interface the data server binds. */
   host?: string;
+  /** The host peers reach the data server at, as partition locations name it; `host` if absent. */
+  advertiseHost?: string;
   dataPort?: number;
   spillDir: string;
+  /** Handshake key and TLS of every data connection, both ways; unauthenticated plain TCP if absent. */
+  security?: TransportSecurity;
   /** Default DEFAULT_BUFFERS_PER_SUBPARTITION. */
   buffersPerSubpartition?: number;
   /** Default DEFAULT_BLOCKING_MEMORY_BUDGET. */
@@ -55,13 +61,15 @@ export class ShuffleEnvironment {
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
-    const { log, onConnection } = options;
-    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log, onConnection });
-    this.connections = new ConnectionManager({ log, onConnection });
+    const { log, onConnection, security } = options;
+    this.connections = new ConnectionManager({ log, onConnection, security });
+    this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log, onConnection, security });
   }
 
+  /** Starts the data server; returns the address peers reach it at. */
   async start(): Promise<RemoteAddress> {
-    this.dataAddress = await this.server.listen();
+    const bound = await this.server.listen();
+    this.dataAddress = { host: this.options.advertiseHost ?? bound.host, port: bound.port };
     return this.dataAddress;
   }
 

@@ -1,16 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { callJson, retrying } from '../job/Http.js';
+import type { FastifyInstance } from 'fastify';
+import { callJson, HttpError, retrying } from '../job/Http.js';
 import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
+import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
+import { createRestServer } from '../security/RestServer.js';
+import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { Heartbeat, type Registered } from './Heartbeat.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';
 import { TaskManagerMetrics } from './TaskManagerMetrics.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
-import { httpLogging, log } from '../Logger.js';
+import { httpLogging, log, logPolicy } from '../Logger.js';
 
 /** How long a canceled task may take to stop before its thread is terminated. */
 export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
@@ -21,7 +25,18 @@ export interface TaskManagerOptions {
   /** Network memory, bytes. */
   memory: number;
   spillDir: string;
+  /** Interface its servers bind (127.0.0.1 unless told otherwise). */
   host?: string;
+  /** The host the JobManager and peers reach it at; `host` if absent, required when `host` is a wildcard. */
+  advertiseHost?: string;
+  /** The cluster secret: its REST wants it, its calls carry it, its data connections authenticate with a key derived from it. */
+  secret?: ClusterSecret | null;
+  /** https for its REST API, mutual TLS for its data connections. */
+  tls?: TlsMaterial | null;
+  /** Allows a non-loopback host without a secret (with a warning). */
+  insecure?: boolean;
+  /** The JobManager refused this TaskManager's credentials (401): it cannot work, and must not retry. */
+  onUnauthorized?: (error: Error) => void;
   heartbeatIntervalMs?: number;
   /** Deletes spillDir on stop (it was made for this process). */
   ownsSpillDir?: boolean;
@@ -68,9 +83,11 @@ export class TaskManager {
       memory: options.memory,
       segmentSize: options.segmentSize,
       host: options.host,
+      advertiseHost: advertisedHost(options),
       spillDir: this.partitionDir,
       log: (message) => log.warn({ taskManager: this.id }, message),
       onConnection: (event, direction, peer) => log.debug({ taskManager: this.id, peer, direction }, `data connection ${event}`),
+      security: { key: options.secret?.dataKey() ?? OPEN_KEY, tls: options.tls },
     });
     const modulesDir = path.join(options.spillDir, 'modules');
     this.loader = new JobLoader(modulesDir, async (hash) => {
@@ -79,7 +96,7 @@ export class TaskManager {
     });
     this.threads = new TaskThreadPool({ shared: this.env.buffers.arena.shared, modulesDir, keepIdle: options.slots * 2, taskHeapBytes: options.taskHeapBytes });
     this.metricsRegistry = new TaskManagerMetrics(this.env, () => this.tasks.values(), options.metricsRetentionMs);
-    this.http = Fastify({ bodyLimit: 64 << 20, ...httpLogging('taskmanager') });
+    this.http = createRestServer({ bodyLimit: 64 << 20, ...httpLogging('taskmanager') }, { secret: options.secret, tls: options.tls });
     this.routes();
   }
 
@@ -88,13 +105,14 @@ export class TaskManager {
   }
 
   async start(): Promise<void> {
+    const host = this.options.host ?? '127.0.0.1';
+    logPolicy(bindPolicy('taskmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
     fs.mkdirSync(this.options.spillDir, { recursive: true });
     const data = await this.env.start();
-    const host = this.options.host ?? '127.0.0.1';
     await this.http.listen({ host, port: 0 });
     const address = this.http.server.address();
     const httpPort = typeof address === 'object' && address ? address.port : 0;
-    this.registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
+    this.registration = { host: data.host, dataPort: data.port, httpPort, https: Boolean(this.options.tls), slots: this.options.slots, memory: this.options.memory };
     await this.register();
     this.heartbeat = new Heartbeat(
       this.jm,
@@ -103,6 +121,7 @@ export class TaskManager {
       // A 404 for an id this TaskManager has already left behind needs nothing.
       (id) => id === this.id && void this.rejoin(),
       (message) => log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`),
+      (message) => this.unauthorized(new Error(`the JobManager ${this.jm} refused this TaskManager's heartbeat: ${message}`)),
       // Copies of modules the JobManager no longer keeps are dropped here too.
       (modules, asOf) => this.loader.keepOnly(modules, asOf),
     );
@@ -127,7 +146,20 @@ export class TaskManager {
   }
 
   private async register(): Promise<void> {
-    ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    try {
+      ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 401) {
+        throw new UnauthorizedError(`the JobManager ${this.jm} refused this TaskManager (401): ${credentialsHint(this.options.secret ?? null)}`);
+      }
+      throw error;
+    }
+  }
+
+  /** Refused credentials do not get better by retrying: say why and stop. */
+  private unauthorized(error: Error): void {
+    const report = this.options.onUnauthorized ?? ((e: Error) => console.error(`taskmanager: ${e.message}`));
+    report(error instanceof UnauthorizedError ? error : new UnauthorizedError(`${error.message}; ${credentialsHint(this.options.secret ?? null)}`));
   }
 
   /**
@@ -144,7 +176,8 @@ export class TaskManager {
       this.heartbeat?.setId({ id: this.id, session: this.session });
       log.info({ taskManager: this.id }, 'taskmanager registered again');
     } catch (error) {
-      log.error({ taskManager: this.id, err: error }, 'could not register again');
+      if (error instanceof UnauthorizedError) this.unauthorized(error);
+      else log.error({ taskManager: this.id, err: error }, 'could not register again');
     } finally {
       this.rejoining = false;
     }
@@ -264,4 +297,29 @@ export class TaskManager {
     const body = { state, error, counters: task?.counters, taskManagerId: this.id };
     await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
   }
+}
+
+/** The JobManager refused this TaskManager's credentials. */
+export class UnauthorizedError extends Error {
+  readonly code = 'SPW_ERR_UNAUTHORIZED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnauthorizedError';
+  }
+}
+
+/** Where the JobManager and peers reach a TaskManager; a wildcard bind says nothing of that. */
+function advertisedHost(options: TaskManagerOptions): string {
+  const host = options.host ?? '127.0.0.1';
+  if (options.advertiseHost !== undefined) return options.advertiseHost;
+  if (host === '0.0.0.0' || host === '::' || host === '') {
+    throw new Error(`a TaskManager bound to ${host} needs --advertise-host: the address the JobManager and other TaskManagers reach it at`);
+  }
+  return host;
+}
+
+function credentialsHint(secret: ClusterSecret | null): string {
+  return secret === null
+    ? `the JobManager wants a cluster secret and this TaskManager has none: set ${SECRET_ENV} or --secret-file`
+    : `this TaskManager's cluster secret is not the JobManager's: check ${SECRET_ENV} or --secret-file`;
 }

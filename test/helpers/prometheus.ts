@@ -1,4 +1,4 @@
-import { callJson } from '../../src/job/Http.js';
+import { authorizationHeader, callJson } from '../../src/job/Http.js';
 // No types ship with it: its output is declared here, as the tests read it.
 import parse from 'parse-prometheus-text-format';
 
@@ -9,9 +9,9 @@ export interface Family {
   metrics: { value?: string; labels?: Record<string, string> }[];
 }
 
-/** GET url/metrics, checked to be Prometheus text by a parser of the format; families by name. */
+/** GET url/metrics (with this process's token for it, as a Prometheus server sends its bearer token), checked to be Prometheus text by a parser of the format; families by name. */
 export async function scrape(url: string): Promise<Map<string, Family>> {
-  const response = await fetch(`${url}/metrics`);
+  const response = await fetch(`${url}/metrics`, { headers: authorizationHeader(url) });
   if (!response.ok) throw new Error(`GET ${url}/metrics: ${response.status}`);
   const families = (parse as (text: string) => Family[])(await response.text());
   return new Map(families.map((family) => [family.name, family]));

@@ -1,5 +1,6 @@
 import { PeerConnection } from './PeerConnection.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+import { OPEN, type TransportSecurity } from './TransportSecurity.js';
 
 export interface ConnectionManagerOptions {
   /** A connection no channel has used for this long is closed. */
@@ -8,6 +9,8 @@ export interface ConnectionManagerOptions {
   log?: (message: string) => void;
   /** Told when a connection opens or closes, with its peer's address (for logs). */
   onConnection?: ConnectionListener;
+  /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
+  security?: TransportSecurity;
 }
 
 /** A data connection opened or closed: `in` served to a peer, `out` opened to one. */
@@ -27,12 +30,14 @@ export class ConnectionManager {
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
   private readonly onConnection: ConnectionListener;
+  private readonly security: TransportSecurity;
   private closed = false;
 
   constructor(options: ConnectionManagerOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
     this.onConnection = options.onConnection ?? (() => {});
+    this.security = options.security ?? OPEN;
   }
 
   /** Open connections (including ones still connecting). */
@@ -46,7 +51,7 @@ export class ConnectionManager {
     const key = formatAddress(remote);
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, (gone) => {
+      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, this.security, (gone) => {
         if (this.peers.get(key) === gone) this.peers.delete(key);
         this.onConnection('closed', 'out', key);
       });
