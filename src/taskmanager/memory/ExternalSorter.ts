@@ -1,0 +1,303 @@
+import type { Unpackr } from 'msgpackr';
+import type { KeyFn } from '../../job/JobDefinition.js';
+import { naturalOrder } from '../../network/writer/ChannelSelector.js';
+import type { ManagedMemory } from './ManagedMemory.js';
+import { emitEach, type RecordSink } from './RecordSink.js';
+import { recordPackr, recordUnpackr, removeSpillFile, SpillReader, type SpillFile } from './SpillFile.js';
+
+
+/**
+ * What a held record costs beside its packed bytes: its key slot (8), where it is (8),
+ * its length (4), its place in the sort order (4), and room for the arrays to grow (8).
+ */
+const ENTRY_BYTES = 32;
+/** A string key's cost beside its UTF-16 code units: V8's string header, rounded up. */
+const STRING_KEY_BYTES = 24;
+/** Packed records are held in chunks of up to this size (a larger record gets a chunk of its own). */
+const MAX_CHUNK_BYTES = 1 << 20;
+/** At most this many runs are merged at once: each open run holds a read buffer and one decoded block. */
+export const MAX_MERGE_FAN_IN = 64;
+
+/** How a sort compares two held records, by the kind of keys its run has. */
+type KeyKind = 'number' | 'string' | 'mixed';
+
+/**
+ * An external merge sort (Flink's UnilateralSortMerger, in one thread): records are
+ * held packed (msgpackr) with their keys beside them; when they would outgrow the
+ * budget they are sorted and written to a run file; at the end the runs are merged
+ * k-way (in passes of MAX_MERGE_FAN_IN) into the output. The order is `naturalOrder`
+ * of the keys and stable: equal keys keep their input order (within a run by
+ * position, across runs by run). Runs whose keys are all numbers or all strings sort
+ * on their keys alone, never decoding a record. Written independent of its callers so
+ * that another sort buffer (a sort-merge partition's) could share it.
+ */
+export class ExternalSorter {
+  private readonly packr = recordPackr();
+  private readonly unpackr: Unpackr = recordUnpackr();
+  private readonly chunkBytes: number;
+  private readonly blockBytes: number;
+  private chunks: Buffer[] = [];
+  private position = 0;
+  private keys: unknown[] = [];
+  /** chunk index * 2^32 + offset of each held record. */
+  private places: number[] = [];
+  private lengths: number[] = [];
+  private kind: KeyKind | null = null;
+  private used = 0;
+  private runs: SpillFile[] = [];
+  /** Runs written so far (merge passes not counted). */
+  spilledRuns = 0;
+
+  constructor(
+    private readonly key: KeyFn,
+    /** The budget, bytes. */
+    private readonly budget: number,
+    private readonly memory: ManagedMemory,
+  ) {
+    this.chunkBytes = Math.max(256, Math.min(MAX_CHUNK_BYTES, Math.floor(budget / 4)));
+    // A merge holds a read buffer and a decoded block (several times its bytes) per run.
+    this.blockBytes = Math.max(4096, Math.min(MAX_CHUNK_BYTES, Math.floor(budget / (8 * MAX_MERGE_FAN_IN))));
+  }
+
+  /** Adds a record: packed at once, so it must not change afterwards (it is not kept). */
+  push(record: unknown): void {
+    const key = this.key(record);
+    const packed = this.packr.pack(record);
+    const length = packed.length;
+    const fits = this.position + length <= (this.chunks.at(-1)?.length ?? 0);
+    const cost = length + ENTRY_BYTES + keyBytes(key) + (fits ? 0 : Math.max(this.chunkBytes, length));
+    if (this.used + cost > this.budget && this.keys.length > 0) this.spillRun();
+    if (!(this.position + length <= (this.chunks.at(-1)?.length ?? 0))) {
+      const size = Math.max(this.chunkBytes, length);
+      this.chunks.push(Buffer.allocUnsafe(size));
+      this.position = 0;
+      this.used += size;
+    }
+    const chunk = this.chunks.length - 1;
+    this.chunks[chunk].set(packed, this.position);
+    this.places.push(chunk * 2 ** 32 + this.position);
+    this.lengths.push(length);
+    this.keys.push(key);
+    this.position += length;
+    this.used += ENTRY_BYTES + keyBytes(key);
+    this.kind = kindWith(this.kind, key);
+  }
+
+  /** Passes every record to `emit` in order, waiting where it has to; the sorter is empty afterwards. */
+  async finish(emit: RecordSink): Promise<void> {
+    if (this.runs.length === 0) return emitEach(this.heldRecords(), emit);
+    if (this.keys.length > 0) this.spillRun();
+    while (this.runs.length > MAX_MERGE_FAN_IN) this.mergePass();
+    const runs = this.runs;
+    this.runs = [];
+    await emitEach(mergedRecords(runs, this.key), emit);
+  }
+
+  /** The held records in sorted order, as positions into the held arrays. */
+  private sortedOrder(): Uint32Array {
+    const n = this.keys.length;
+    const order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    // Ties fall back to the position: stable whatever the sort algorithm.
+    if (this.kind === 'number') {
+      const keys = Float64Array.from(this.keys as number[]);
+      order.sort((a, b) => keys[a] - keys[b] || a - b);
+    } else if (this.kind === 'string') {
+      const keys = this.keys as string[];
+      order.sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : a - b));
+    } else {
+      const keys = this.keys;
+      order.sort((a, b) => naturalOrder(keys[a], keys[b]) || a - b);
+    }
+    return order;
+  }
+
+  /** The held records in order, each decoded as it is taken; the sorter is empty afterwards. */
+  private *heldRecords(): Generator<unknown> {
+    const order = this.sortedOrder();
+    const { chunks, places, lengths, unpackr } = this;
+    this.keys = [];
+    for (let i = 0; i < order.length; i++) {
+      const place = places[order[i]];
+      const start = place % 2 ** 32;
+      yield unpackr.unpack(chunks[Math.floor(place / 2 ** 32)], { start, end: start + lengths[order[i]] });
+    }
+    this.clear();
+  }
+
+  /** Sorts what is held and writes it as a run, in order: record bytes are copied, never decoded. */
+  private spillRun(): void {
+    const order = this.sortedOrder();
+    const writer = this.memory.newSpillWriter('sort-run', this.blockBytes);
+    try {
+      const { chunks, places, lengths } = this;
+      for (let i = 0; i < order.length; i++) {
+        const place = places[order[i]];
+        const start = place % 2 ** 32;
+        writer.addPacked(chunks[Math.floor(place / 2 ** 32)].subarray(start, start + lengths[order[i]]));
+      }
+      this.runs.push(writer.close());
+    } catch (error) {
+      writer.abort();
+      throw error;
+    }
+    this.spilledRuns++;
+    this.clear();
+  }
+
+  /** Merges runs MAX_MERGE_FAN_IN at a time, consecutive ones together, so that stability holds. */
+  private mergePass(): void {
+    const merged: SpillFile[] = [];
+    for (let from = 0; from < this.runs.length; from += MAX_MERGE_FAN_IN) {
+      const group = this.runs.slice(from, from + MAX_MERGE_FAN_IN);
+      if (group.length === 1) {
+        merged.push(group[0]);
+        continue;
+      }
+      const writer = this.memory.newSpillWriter('sort-run', this.blockBytes);
+      try {
+        mergeSync(group, this.key, (r) => writer.add(r));
+        merged.push(writer.close());
+      } catch (error) {
+        writer.abort();
+        throw error;
+      }
+    }
+    this.runs = merged;
+  }
+
+  private clear(): void {
+    this.chunks = [];
+    this.position = 0;
+    this.keys = [];
+    this.places = [];
+    this.lengths = [];
+    this.kind = null;
+    this.used = 0;
+  }
+}
+
+function keyBytes(key: unknown): number {
+  return typeof key === 'string' ? STRING_KEY_BYTES + 2 * key.length : 0;
+}
+
+function kindWith(kind: KeyKind | null, key: unknown): KeyKind {
+  const own: KeyKind = typeof key === 'number' ? 'number' : typeof key === 'string' ? 'string' : 'mixed';
+  return kind === null || kind === own ? own : 'mixed';
+}
+
+/** One run being merged: its reader, its current block and the key of its head record. */
+interface Cursor {
+  reader: SpillReader;
+  file: SpillFile;
+  block: unknown[];
+  index: number;
+  key: unknown;
+  run: number;
+}
+
+/**
+ * The records of sorted runs, merged: a heap of one cursor per run, ordered by the
+ * head's key and then the run, so equal keys come out in run order (stable). Each run
+ * file is removed once read to its end.
+ */
+function* mergedRecords(runs: readonly SpillFile[], key: KeyFn): Generator<unknown> {
+  const heap = new CursorHeap();
+  const open: Cursor[] = [];
+  try {
+    runs.forEach((file, run) => {
+      const reader = new SpillReader(file);
+      const cursor: Cursor = { reader, file, block: [], index: 0, key: undefined, run };
+      open.push(cursor);
+      if (advanceBlock(cursor, key)) heap.push(cursor);
+    });
+    while (heap.size > 0) {
+      const cursor = heap.top;
+      yield cursor.block[cursor.index];
+      if (++cursor.index < cursor.block.length || advanceBlock(cursor, key)) {
+        cursor.key = key(cursor.block[cursor.index]);
+        heap.update();
+      } else heap.pop();
+    }
+  } finally {
+    for (const cursor of open) {
+      cursor.reader.close();
+      removeSpillFile(cursor.file);
+    }
+  }
+}
+
+/** Loads the cursor's next block; false at the end of its run. */
+function advanceBlock(cursor: Cursor, key: KeyFn): boolean {
+  for (;;) {
+    const block = cursor.reader.next();
+    if (block === null) return false;
+    if (block.length === 0) continue;
+    cursor.block = block;
+    cursor.index = 0;
+    cursor.key = key(block[0]);
+    return true;
+  }
+}
+
+/** Merges runs into a writer: a pass of a merge with more runs than MAX_MERGE_FAN_IN. */
+function mergeSync(runs: readonly SpillFile[], key: KeyFn, add: (record: unknown) => void): void {
+  for (const record of mergedRecords(runs, key)) add(record);
+}
+
+/** A binary min-heap of cursors by (head key, run). */
+class CursorHeap {
+  private readonly items: Cursor[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  get top(): Cursor {
+    return this.items[0];
+  }
+
+  push(cursor: Cursor): void {
+    const items = this.items;
+    let i = items.push(cursor) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(cursor, items[parent])) break;
+      items[i] = items[parent];
+      i = parent;
+    }
+    items[i] = cursor;
+  }
+
+  /** The top's key changed: moves it down to its place. */
+  update(): void {
+    this.siftDown(this.items[0]);
+  }
+
+  /** Removes the top. */
+  pop(): void {
+    const last = this.items.pop()!;
+    if (this.items.length > 0) this.siftDown(last);
+  }
+
+  /** Puts `cursor` at the root and moves it down to its place. */
+  private siftDown(cursor: Cursor): void {
+    const items = this.items;
+    const n = items.length;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(items[child + 1], items[child])) child++;
+      if (!before(items[child], cursor)) break;
+      items[i] = items[child];
+      i = child;
+    }
+    items[i] = cursor;
+  }
+}
+
+function before(a: Cursor, b: Cursor): boolean {
+  const c = naturalOrder(a.key, b.key);
+  return c < 0 || (c === 0 && a.run < b.run);
+}
