@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
+import { checkSortOutput, sortInput } from '../src/job/builtins/Sort.js';
 import type { KeyFn } from '../src/job/JobDefinition.js';
 import { naturalOrder } from '../src/network/writer/ChannelSelector.js';
 import { ExternalSorter } from '../src/taskmanager/memory/ExternalSorter.js';
@@ -43,6 +44,8 @@ function rows(count: number, seed: number, key: (random: () => number) => unknow
 }
 
 const KEYS: Record<string, (random: () => number) => unknown> = {
+  // Integers sort on one number made of key and position; fractions with a comparator.
+  integers: (random) => Math.floor(random() * 2 ** 40) - 2 ** 39,
   numbers: (random) => Math.floor(random() * 500) - 250 + (random() < 0.1 ? 0.5 : 0),
   strings: (random) => `k${Math.floor(random() * 500)}é`,
   // Neither all numbers nor all strings: compared as strings, as naturalOrder does.
@@ -57,16 +60,18 @@ async function sorted(records: readonly Row[], budget: number): Promise<{ out: R
   return { out, runs: sorter.spilledRuns };
 }
 
-/** The budget that makes about `runs` runs of these records: found by halving from the one that holds all. */
+/** The largest budget (to 5%) that makes at least `runs` runs of these records: estimated from the runs of a small one. */
 async function budgetFor(records: readonly Row[], runs: number): Promise<number> {
-  let budget = 4 << 20;
-  while ((await sorted(records, budget)).runs < runs) budget = Math.floor(budget * 0.8);
+  const probe = 4096;
+  let budget = Math.floor((probe * (await sorted(records, probe)).runs) / runs);
+  while ((await sorted(records, budget)).runs < runs) budget = Math.floor(budget * 0.95);
   return budget;
 }
 
 describe('external merge sort', () => {
   test.each([
     ['numbers', 2],
+    ['integers', 10],
     ['strings', 10],
     ['mixed', 100],
     ['numbers', 100],
@@ -252,5 +257,26 @@ describe('hybrid hash join', () => {
     expect(out.length).toBe(reference(build, probe).length);
     expect(sortPairs(out)).toEqual(sortPairs(reference(build, probe)));
     expect(spillFiles(), 'partition files left').toEqual([]);
+  });
+});
+
+describe('the sort job\'s output check', () => {
+  const lines = (order: number[]): string => {
+    const records = [...sortInput(4, 8)];
+    return order.map((i) => `${records[i][0]}\t${records[i][1]}\n`).join('');
+  };
+  const sortedOrder = [...sortInput(4, 8)].map((r, i) => [r[0], i]).sort((a, b) => a[0] - b[0]).map(([, i]) => i);
+
+  test.each([
+    ['sorted and complete', sortedOrder, null],
+    ['a record missing', sortedOrder.slice(1), /3 records written, not 4/],
+    ['a record twice', [...sortedOrder.slice(0, 3), sortedOrder[2]], /comes twice/],
+    ['two records swapped', [sortedOrder[1], sortedOrder[0], ...sortedOrder.slice(2)], /after/],
+  ])('finds part files %s', (_, order, fault) => {
+    fs.writeFileSync(path.join(dir, 'part-00000'), lines(order.slice(0, 2)));
+    fs.writeFileSync(path.join(dir, 'part-00001'), lines(order.slice(2)));
+    const found = checkSortOutput(dir, 4, 8, 1);
+    if (fault === null) expect(found).toBeNull();
+    else expect(found).toMatch(fault);
   });
 });

@@ -13,8 +13,9 @@ import { Packr, Unpackr } from 'msgpackr';
 /** A block is written once this many bytes are buffered (or a record does not fit in what is left). */
 export const SPILL_BLOCK_BYTES = 1 << 20;
 const HEADER_BYTES = 8;
-const ARRAY_HEADER_BYTES = 5;
-const ARRAY32 = 0xdd;
+/** A block's payload starts with msgpack's array32 header: 0xdd and the count. */
+export const ARRAY_HEADER_BYTES = 5;
+export const ARRAY32 = 0xdd;
 
 /** Coded failures of spill files, with the file named in the message. */
 export type SpillErrorCode =
@@ -75,15 +76,16 @@ export class SpillWriter {
     this.fd = fs.openSync(path, 'wx');
   }
 
-  /** Appends a record packed with a recordPackr(); the bytes are copied. */
-  addPacked(bytes: Uint8Array): void {
-    if (this.position + bytes.length > this.block.length) {
+  /** Appends a record packed with a recordPackr(), copied from `source` between `start` and `end`. */
+  addPacked(source: Buffer, start = 0, end = source.length): void {
+    const length = end - start;
+    if (this.position + length > this.block.length) {
       this.flush();
-      const needed = HEADER_BYTES + ARRAY_HEADER_BYTES + bytes.length;
+      const needed = HEADER_BYTES + ARRAY_HEADER_BYTES + length;
       if (needed > this.block.length) this.block = Buffer.allocUnsafe(needed);
     }
-    this.block.set(bytes, this.position);
-    this.position += bytes.length;
+    source.copy(this.block, this.position, start, end);
+    this.position += length;
     this.count++;
   }
 
