@@ -99,6 +99,7 @@ export class Task {
 
   cancel(): void {
     this.canceled = true;
+    this.memory.cancel();
     this.abort();
   }
 

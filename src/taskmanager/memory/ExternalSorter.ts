@@ -85,12 +85,12 @@ export class ExternalSorter {
 
   /** Passes every record to `emit` in order, waiting where it has to; the sorter is empty afterwards. */
   async finish(emit: RecordSink): Promise<void> {
-    if (this.runs.length === 0) return emitEach(this.heldRecords(), emit);
+    if (this.runs.length === 0) return emitEach(this.heldRecords(), emit, this.memory.checkpoint);
     if (this.keys.length > 0) this.spillRun();
     while (this.runs.length > MAX_MERGE_FAN_IN) this.mergePass();
     const runs = this.runs;
     this.runs = [];
-    await emitEach(mergedRecords(runs, this.key), emit);
+    await emitEach(mergedRecords(runs, this.key), emit, this.memory.checkpoint);
   }
 
   /** The held records in sorted order, as positions into the held arrays. */

@@ -1,7 +1,7 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import type { ManagedMemory } from './ManagedMemory.js';
-import { emitEach, type RecordSink } from './RecordSink.js';
+import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
 import { writerBlockBytes } from './SpillingAggregator.js';
 
@@ -89,6 +89,7 @@ export class HybridHashJoin {
     return emitEach(
       matches.map((m) => combine(m, record)),
       emit,
+      this.memory.checkpoint,
     );
   }
 
@@ -114,13 +115,17 @@ export class HybridHashJoin {
   /** A spilled partition joined as a join of its own, one level down. */
   private async joinSpilled(build: SpillFile, probe: SpillFile, emit: RecordSink): Promise<void> {
     const inner = new HybridHashJoin(this.spec, this.budget, this.memory, this.depth + 1);
-    for (const block of spilledRecords(build)) for (const record of block) inner.build(record);
+    for (const block of spilledRecords(build)) {
+      for (const record of block) inner.build(record);
+      await pause(this.memory.checkpoint);
+    }
     removeSpillFile(build);
     for (const block of spilledRecords(probe)) {
       for (const record of block) {
         const waiting = inner.probe(record, emit);
         if (waiting) await waiting;
       }
+      await pause(this.memory.checkpoint);
     }
     removeSpillFile(probe);
     await inner.finish(emit);
@@ -139,8 +144,9 @@ export class HybridHashJoin {
       for (const block of spilledRecords(probe)) {
         for (const record of block) {
           const matches = table.get(probeKey(record));
-          if (matches) await emitEach(matches.map((m) => this.spec.combine(m, record)), emit);
+          if (matches) await emitEach(matches.map((m) => this.spec.combine(m, record)), emit, this.memory.checkpoint);
         }
+        await pause(this.memory.checkpoint);
       }
       table = new Map();
       bytes = 0;

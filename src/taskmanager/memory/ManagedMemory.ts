@@ -32,6 +32,7 @@ export class ManagedMemory {
   private made = false;
   /** Bytes written to spill files so far. */
   spilledBytes = 0;
+  private canceled = false;
 
   constructor(
     /** The slot's budget, bytes. */
@@ -67,6 +68,16 @@ export class ManagedMemory {
     this.made = true;
     return path.join(this.spillDir, `${kind}-${String(this.files++).padStart(5, '0')}.spill`);
   }
+
+  /** The task was canceled: operators stop at their next checkpoint. */
+  cancel(): void {
+    this.canceled = true;
+  }
+
+  /** Where an operator that emits much stops if its task was canceled. */
+  readonly checkpoint = (): void => {
+    if (this.canceled) throw new Error('the task was canceled');
+  };
 
   /** Removes the spill folder and everything in it; safe to call more than once. */
   release(): void {

@@ -1,7 +1,7 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import type { ManagedMemory } from './ManagedMemory.js';
-import { emitEach, type RecordSink } from './RecordSink.js';
+import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
 
 /**
@@ -53,7 +53,7 @@ export class SpillingAggregator {
   /** Emits one record per key, waiting where `emit` has to; spill files are removed as they are read. */
   async finish(emit: RecordSink): Promise<void> {
     if (this.writers === null) {
-      await emitEach(this.table.values(), emit);
+      await emitEach(this.table.values(), emit, this.memory.checkpoint);
       this.table.clear();
       return;
     }
@@ -66,7 +66,10 @@ export class SpillingAggregator {
   private async aggregatePartition(file: SpillFile, emit: RecordSink): Promise<void> {
     if (file.records === 0) return void removeSpillFile(file);
     const inner = new SpillingAggregator(this.key, this.reduce, this.budget, this.memory, this.depth + 1);
-    for (const block of spilledRecords(file)) for (const record of block) inner.push(record);
+    for (const block of spilledRecords(file)) {
+      for (const record of block) inner.push(record);
+      await pause(this.memory.checkpoint);
+    }
     removeSpillFile(file);
     await inner.finish(emit);
     this.deepest = Math.max(this.deepest, inner.deepest, this.depth + 1);
