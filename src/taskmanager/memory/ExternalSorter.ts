@@ -5,7 +5,6 @@ import type { ManagedMemory } from './ManagedMemory.js';
 import { emitEach, type RecordSink } from './RecordSink.js';
 import { ARRAY32, ARRAY_HEADER_BYTES, recordPackr, recordUnpackr, removeSpillFile, SpillReader, type SpillFile } from './SpillFile.js';
 
-
 /**
  * What a held record costs beside its packed bytes: its key slot (8), where it is (8),
  * its length (4), its place in the sort order (4), and room for the arrays to grow (8).
@@ -59,15 +58,19 @@ export class ExternalSorter {
     this.blockBytes = Math.max(4096, Math.min(MAX_CHUNK_BYTES, Math.floor(budget / (8 * MAX_MERGE_FAN_IN))));
   }
 
-  /** Adds a record: packed at once, so it must not change afterwards (it is not kept). */
+  /** Adds a record; it is packed at once and not kept. A run is written first if the record would pass the budget. */
   push(record: unknown): void {
     const key = this.key(record);
     const packed = this.packr.pack(record);
     const length = packed.length;
-    const fits = this.position + length <= (this.chunks.at(-1)?.length ?? 0);
-    const cost = length + ENTRY_BYTES + keyBytes(key) + (fits ? 0 : Math.max(this.chunkBytes, length));
-    if (this.used + cost > this.budget && this.keys.length > 0) this.spillRun();
-    if (!(this.position + length <= (this.chunks.at(-1)?.length ?? 0))) {
+    const entry = ENTRY_BYTES + keyBytes(key);
+    // Chunks count as allocated; an entry for its key and place.
+    let fits = this.position + length <= (this.chunks.at(-1)?.length ?? 0);
+    if (this.used + entry + (fits ? 0 : Math.max(this.chunkBytes, length)) > this.budget && this.keys.length > 0) {
+      this.spillRun();
+      fits = false;
+    }
+    if (!fits) {
       const size = Math.max(this.chunkBytes, length);
       this.chunks.push(Buffer.allocUnsafe(size));
       this.position = 0;
@@ -79,7 +82,7 @@ export class ExternalSorter {
     this.lengths.push(length);
     this.keys.push(key);
     this.position += length;
-    this.used += ENTRY_BYTES + keyBytes(key);
+    this.used += entry;
     this.kind = kindWith(this.kind, key);
   }
 
