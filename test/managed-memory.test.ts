@@ -195,6 +195,24 @@ describe('spilling keyed aggregation', () => {
     expect(spillFiles(), 'partition files left').toEqual([]);
   });
 
+  test('a reduce that throws after the table spilled leaves, once the task releases its memory, no file and no open descriptor', () => {
+    const descriptors = (): number => fs.readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    const managed = memory(16 << 10);
+    const aggregator = new SpillingAggregator((r) => (r as Pair)[0], (a, b) => {
+      if ((b as Pair)[1] < 0) throw new Error('a user function failed');
+      return sum(a, b);
+    }, 16 << 10, managed);
+    for (let i = 0; i < 5000; i++) aggregator.push([i, 1]);
+    expect(aggregator.spills).toBeGreaterThan(0);
+    aggregator.push([4999, 1]);
+    expect(() => aggregator.push([4999, -1])).toThrow('a user function failed');
+    expect(descriptors(), 'partition files open').toBeGreaterThan(before);
+    managed.release();
+    expect(descriptors()).toBe(before);
+    expect(fs.existsSync(path.join(dir, 'task')), 'the spill folder').toBe(false);
+  });
+
   test('combineByKey on the reduce side merges combiners within a small budget', async () => {
     const random = seededRandom(9);
     // Map-side combined [key, combiner] pairs: combiners are lists, merged by concatenation.

@@ -33,6 +33,8 @@ export class ManagedMemory {
   /** Bytes written to spill files so far. */
   spilledBytes = 0;
   private canceled = false;
+  /** Writers not closed yet: a task that fails leaves no descriptor in its thread, which runs the next task. */
+  private readonly open = new Set<SpillWriter>();
 
   constructor(
     /** The slot's budget, bytes. */
@@ -57,9 +59,19 @@ export class ManagedMemory {
     return this.bytes / Math.max(1, this.holders);
   }
 
-  /** A writer of a new file in the task's spill folder (`kind` names the operator); what it writes counts in spilledBytes. */
+  /**
+   * A writer of a new file in the task's spill folder (`kind` names the operator); what
+   * it writes counts in spilledBytes, and release() closes it if its operator did not.
+   */
   newSpillWriter(kind: string, blockBytes: number, packr?: Packr): SpillWriter {
-    return new SpillWriter(this.newSpillPath(kind), packr, blockBytes, (bytes) => (this.spilledBytes += bytes));
+    const writer = new SpillWriter(this.newSpillPath(kind), {
+      packr,
+      blockBytes,
+      written: (bytes) => (this.spilledBytes += bytes),
+      ended: (w) => this.open.delete(w),
+    });
+    this.open.add(writer);
+    return writer;
   }
 
   private newSpillPath(kind: string): string {
@@ -81,6 +93,7 @@ export class ManagedMemory {
 
   /** Removes the spill folder and everything in it; safe to call more than once. */
   release(): void {
+    for (const writer of [...this.open]) writer.abort();
     if (this.spillDir !== null) fs.rmSync(this.spillDir, { recursive: true, force: true });
     this.made = false;
   }

@@ -52,27 +52,37 @@ export interface SpillFile {
   bytes: number;
 }
 
+/** How a SpillWriter writes, and whom it tells. */
+export interface SpillWriterOptions {
+  packr?: Packr;
+  /** Default SPILL_BLOCK_BYTES. */
+  blockBytes?: number;
+  /** Told the size of every block written. */
+  written?: (bytes: number) => void;
+  /** Told once the file is closed or aborted. */
+  ended?: (writer: SpillWriter) => void;
+}
+
 /**
  * Appends records to a new spill file in blocks of about SPILL_BLOCK_BYTES. Writes are
  * synchronous: a spill runs in its task's thread, which has nothing else to do meanwhile.
- * close() returns the file; abort() removes it.
+ * close() returns the file; abort() removes it; either closes the descriptor, once.
  */
 export class SpillWriter {
-  private readonly fd: number;
+  private fd: number | null;
   private block: Buffer;
   private position = HEADER_BYTES + ARRAY_HEADER_BYTES;
   private count = 0;
   private records = 0;
   private bytes = 0;
+  private readonly packr: Packr;
 
   constructor(
     readonly path: string,
-    private readonly packr: Packr = recordPackr(),
-    blockBytes = SPILL_BLOCK_BYTES,
-    /** Told the size of every block written. */
-    private readonly written: (bytes: number) => void = () => {},
+    private readonly options: SpillWriterOptions = {},
   ) {
-    this.block = Buffer.allocUnsafe(blockBytes);
+    this.packr = options.packr ?? recordPackr();
+    this.block = Buffer.allocUnsafe(options.blockBytes ?? SPILL_BLOCK_BYTES);
     this.fd = fs.openSync(path, 'wx');
   }
 
@@ -97,14 +107,23 @@ export class SpillWriter {
   /** Writes what is buffered and closes the file. */
   close(): SpillFile {
     this.flush();
-    fs.closeSync(this.fd);
+    this.end();
     return { path: this.path, records: this.records, bytes: this.bytes };
   }
 
-  /** Closes and removes the file. */
+  /** Closes and removes the file; nothing if it was closed already. */
   abort(): void {
-    fs.closeSync(this.fd);
+    if (this.fd === null) return;
+    this.end();
     fs.rmSync(this.path, { force: true });
+  }
+
+  private end(): void {
+    const fd = this.fd;
+    if (fd === null) throw new Error(`spill file ${this.path} was closed already`);
+    this.fd = null;
+    fs.closeSync(fd);
+    this.options.ended?.(this);
   }
 
   private flush(): void {
@@ -115,11 +134,13 @@ export class SpillWriter {
     block.writeUInt32BE(this.count, HEADER_BYTES + 1);
     block.writeUInt32BE(payload, 0);
     block.writeUInt32BE(crc32(block.subarray(HEADER_BYTES, this.position)), 4);
+    const fd = this.fd;
+    if (fd === null) throw new Error(`spill file ${this.path} was closed already`);
     let written = 0;
-    while (written < this.position) written += fs.writeSync(this.fd, block, written, this.position - written);
+    while (written < this.position) written += fs.writeSync(fd, block, written, this.position - written);
     this.records += this.count;
     this.bytes += this.position;
-    this.written(this.position);
+    this.options.written?.(this.position);
     this.position = HEADER_BYTES + ARRAY_HEADER_BYTES;
     this.count = 0;
   }
