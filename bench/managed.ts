@@ -30,7 +30,7 @@ export interface ManagedSizes {
   aggregationRecords: number;
 }
 
-export const MANAGED_QUICK: ManagedSizes = { sortRecords: 300_000, joinCustomers: 100_000, joinOrders: 400_000, slotBudget: MiB, aggregationKeys: 200_000, aggregationRecords: 250_000 };
+export const MANAGED_QUICK: ManagedSizes = { sortRecords: 200_000, joinCustomers: 50_000, joinOrders: 200_000, slotBudget: 512 << 10, aggregationKeys: 100_000, aggregationRecords: 125_000 };
 
 /**
  * Issue 13 asks for a sort of 50 M records, a join of 5 M x 20 M and an aggregation over
@@ -221,7 +221,7 @@ function runRow(name: string, run: ManagedRun | undefined, target: Target, alsoP
 
 function measured(run: ManagedRun): string {
   const exact = run.fault === null ? 'exact' : `NOT exact: ${run.fault}`;
-  return `${formatCount(run.recordsPerSec)} rec/s, ${(run.bytes / run.seconds / 1e6).toFixed(0)} MB/s shuffled (${run.seconds.toFixed(1)} s), ${exact}`;
+  return `${formatCount(run.recordsPerSec)} rec/s, ${(run.bytes / run.seconds / 1e6).toFixed(1)} MB/s shuffled (${run.seconds.toFixed(1)} s), ${exact}`;
 }
 
 function rssCell(run: ManagedRun): string {
