@@ -185,3 +185,14 @@ test('a TaskManager removes the operator spill files it finds in its spill dir a
     child.kill('SIGKILL');
   }
 }, 60_000);
+
+test('a TaskManager with less than 4 KiB of managed memory a slot refuses to start, naming the flag', async () => {
+  const child = spawn(process.execPath, [BIN, 'taskmanager', '--jobmanager', 'http://127.0.0.1:9', '--managed-memory', '6kb', '--slots', '2', '--spill-dir', path.join(work, 'small')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(stderr).toMatch(/--managed-memory 6144 is below 4096 bytes a slot \(2 slots\): give it at least 8192/);
+}, 30_000);
