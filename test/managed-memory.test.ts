@@ -44,7 +44,8 @@ function rows(count: number, seed: number, key: (random: () => number) => unknow
 }
 
 const KEYS: Record<string, (random: () => number) => unknown> = {
-  // Integers sort on one number made of key and position; fractions with a comparator.
+  // Integers sort on one number made of key and position (64-bit, or a double past a 2^32 span); fractions with a comparator.
+  'small integers': (random) => Math.floor(random() * 1000) - 500,
   integers: (random) => Math.floor(random() * 2 ** 40) - 2 ** 39,
   numbers: (random) => Math.floor(random() * 500) - 250 + (random() < 0.1 ? 0.5 : 0),
   strings: (random) => `k${Math.floor(random() * 500)}é`,
@@ -71,6 +72,7 @@ async function budgetFor(records: readonly Row[], runs: number): Promise<number>
 describe('external merge sort', () => {
   test.each([
     ['numbers', 2],
+    ['small integers', 10],
     ['integers', 10],
     ['strings', 10],
     ['mixed', 100],
@@ -253,8 +255,8 @@ describe('hybrid hash join', () => {
 
   test.each([
     ['holds the build side', 64 << 20, 0, 0],
-    ['holds a third of the build side', 400 << 10, 1, 1],
-    ['holds a fiftieth of it (partitions split again)', 24 << 10, 16, 2],
+    ['holds a third of the build side', 800 << 10, 1, 1],
+    ['holds a fiftieth of it (partitions split again)', 48 << 10, 16, 2],
   ])('a budget that %s: equals an in-memory join', async (_, budget, minSpilled, depth) => {
     const random = seededRandom(budget);
     const build: Build[] = Array.from({ length: 8000 }, (_, i) => [Math.floor(random() * 6000), `b${i}${'x'.repeat(Math.floor(random() * 40))}`]);

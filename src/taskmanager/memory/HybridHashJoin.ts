@@ -1,6 +1,6 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
-import type { ManagedMemory } from './ManagedMemory.js';
+import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
 import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
 import { writerBlockBytes } from './SpillingAggregator.js';
@@ -67,7 +67,7 @@ export class HybridHashJoin {
     const list = partition.table.get(key);
     if (list) list.push(record);
     else partition.table.set(key, [record]);
-    const cost = this.packr.pack(record).length + BUILD_ENTRY_BYTES;
+    const cost = (this.packr.pack(record).length + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
     partition.bytes += cost;
     this.used += cost;
     while (this.used > this.budget && this.spillLargest());
@@ -157,7 +157,7 @@ export class HybridHashJoin {
         const list = table.get(key);
         if (list) list.push(record);
         else table.set(key, [record]);
-        bytes += this.packr.pack(record).length + BUILD_ENTRY_BYTES;
+        bytes += (this.packr.pack(record).length + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
         if (bytes > this.budget) await joinBlock();
       }
     }

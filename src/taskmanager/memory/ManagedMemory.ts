@@ -15,6 +15,14 @@ export interface ManagedMemorySpec {
   spillDir: string;
 }
 
+/**
+ * What objects held in V8's heap (a hash table's records) cost in RSS per byte of their
+ * live size: the heap grows to about twice what is live before a collection gives space
+ * back, so tables count their entries twice. Records held packed in Buffers (a sort's)
+ * count once.
+ */
+export const HEAP_OBJECT_FACTOR = 2;
+
 /** Operators that hold data until their input ends, and so take a share of managed memory. */
 export function holdsData(op: Operator): boolean {
   return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op;

@@ -1,6 +1,6 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
-import type { ManagedMemory } from './ManagedMemory.js';
+import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
 import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
 
@@ -46,7 +46,7 @@ export class SpillingAggregator {
     }
     this.table.set(k, record);
     // A key is counted when it comes in; its folds keep about its size.
-    this.used += this.packr.pack(record).length + TABLE_ENTRY_BYTES;
+    this.used += (this.packr.pack(record).length + TABLE_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
     if (this.used > this.budget && this.depth < MAX_SPILL_DEPTH) this.spill();
   }
 
