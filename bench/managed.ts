@@ -37,8 +37,7 @@ export const MANAGED_QUICK: ManagedSizes = { sortRecords: 200_000, joinCustomers
  * 20 M keys with 64 MiB a slot; at about 1 M records/s a job on a 2-core machine those
  * would take some 6 minutes of the 10 the whole bench may take. These are the largest that
  * fit in about 3 minutes, with the budget scaled so that the data is as many times the
- * budget as at the issue's sizes (join build side about 3.4x a slot's budget, the
- * aggregation's table about 9x).
+ * budget as at the issue's sizes.
  */
 export const MANAGED_FULL: ManagedSizes = { sortRecords: 20_000_000, joinCustomers: 2_000_000, joinOrders: 8_000_000, slotBudget: 24 * MiB, aggregationKeys: 8_000_000, aggregationRecords: 10_000_000 };
 
