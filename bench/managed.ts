@@ -84,13 +84,13 @@ export async function measureManaged(sizes: ManagedSizes, figures: ManagedFigure
     await attempt(`managed memory: sort ${formatCount(records)} records, ${size(spillingBudget)} a TaskManager (data ${SORT_DATA_PER_BUDGET}x)`, async () => {
       figures.sortSpilling = await runSort(work, records, spillingBudget);
     });
-    // The join and the aggregation share a cluster: the same budget, and each is far above it.
-    await attempt(`managed memory: join ${formatCount(sizes.joinCustomers)} x ${formatCount(sizes.joinOrders)}, then reduceByKey over ${formatCount(sizes.aggregationKeys)} keys, ${size(sizes.slotBudget)} a slot`, () =>
-      withManaged(sizes.slotBudget * SLOTS, async (cluster) => {
-        figures.join = await runJoin(cluster, work, sizes);
-        figures.aggregation = await runAggregation(cluster, work, sizes);
-      }),
-    );
+    // Each in a cluster of its own: peak RSS is since the process started.
+    await attempt(`managed memory: join ${formatCount(sizes.joinCustomers)} x ${formatCount(sizes.joinOrders)}, ${size(sizes.slotBudget)} a slot`, async () => {
+      figures.join = await withManaged(sizes.slotBudget * SLOTS, (cluster) => runJoin(cluster, work, sizes));
+    });
+    await attempt(`managed memory: reduceByKey over ${formatCount(sizes.aggregationKeys)} keys, ${size(sizes.slotBudget)} a slot`, async () => {
+      figures.aggregation = await withManaged(sizes.slotBudget * SLOTS, (cluster) => runAggregation(cluster, work, sizes));
+    });
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -145,7 +145,6 @@ async function runJoin(cluster: BenchCluster, work: string, sizes: ManagedSizes)
   return { ...run, fault };
 }
 
-/** Peak RSS is since each process started: the aggregation's figure covers the join before it too. */
 async function runAggregation(cluster: BenchCluster, work: string, sizes: ManagedSizes): Promise<ManagedRun> {
   const output = path.join(work, 'counts');
   const params = { records: sizes.aggregationRecords, keys: sizes.aggregationKeys, output };
