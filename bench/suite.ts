@@ -38,6 +38,7 @@ import {
 } from './cluster.js';
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
+import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTlsTransport, type TlsFigures } from './tls.js';
@@ -65,6 +66,7 @@ interface Sizes {
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
   sweep: SweepOptions;
+  managed: ManagedSizes;
 }
 
 const QUICK: Sizes = {
@@ -78,6 +80,7 @@ const QUICK: Sizes = {
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+  managed: MANAGED_QUICK,
 };
 
 const FULL: Sizes = {
@@ -91,6 +94,7 @@ const FULL: Sizes = {
   diskBytes: 1 << 30,
   spillMemory: '64mb',
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
+  managed: MANAGED_FULL,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -126,6 +130,7 @@ interface Figures {
   bareTwoThreads?: Measured<ThreadScalingRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   sweep?: SweepPoint[];
+  managed?: ManagedFigures;
 }
 
 export interface SuiteResult {
@@ -203,6 +208,7 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await measureSynthetic(sizes, figures, attempt);
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
+  await measureManaged(sizes.managed, (figures.managed = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -315,7 +321,7 @@ async function writeFiles(stamp: string, sweep: SweepPoint[] | undefined, machin
 
 // ---- the table ----
 
-interface Row {
+export interface Row {
   figure: string;
   measured: string;
   baseline?: string;
@@ -376,12 +382,13 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   wordCountRows(figures, rows, target);
 
   spillRows(figures, rows, target);
+  managedRows(figures.managed ?? {}, rows, target);
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };
 }
 
-type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+export type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
 
 const exactness = (runs: readonly WordCountRun[]): string => {
   const wrong = runs.find((r) => !r.exact);
