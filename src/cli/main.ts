@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { JobManager } from '../jobmanager/JobManager.js';
+import { loadPartitionTypes } from '../network/partition/PartitionTypes.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
 import { LocalCluster } from './LocalCluster.js';
 import { parseSize } from './Size.js';
@@ -10,12 +11,13 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
-                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR]
+                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR] [--partition-type FILE ...]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-                       [--cancel-timeout MS] [--task-heap SIZE]
+                       [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
+                 [--partition-type FILE ...]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
-                  [--exchange pipelined|blocking] [--wait] [--typecheck]
+                  [--exchange pipelined|blocking|sort-merge|hybrid|TYPE] [--compression] [--wait] [--typecheck]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
 
 const OPTIONS = {
@@ -38,6 +40,8 @@ const OPTIONS = {
   param: { type: 'string', multiple: true },
   parallelism: { type: 'string' },
   exchange: { type: 'string' },
+  compression: { type: 'boolean', default: false },
+  'partition-type': { type: 'string', multiple: true },
   wait: { type: 'boolean', default: false },
   typecheck: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h' },
@@ -63,6 +67,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  // Partition types are registered in every process that names or makes partitions, before it serves anything.
+  const partitionTypes = (values['partition-type'] ?? []).map((file) => path.resolve(file));
+  if (command === 'jobmanager' || command === 'taskmanager') await loadPartitionTypes(partitionTypes);
   switch (command) {
     case 'jobmanager': {
       const jm = new JobManager({
@@ -108,6 +115,7 @@ async function main(argv: string[]): Promise<number> {
         extraArgs: [
           ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
           ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
+          ...partitionTypes.flatMap((file) => ['--partition-type', file]),
         ],
       });
       onSignal(() => cluster.stop());
@@ -123,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
         params: values.param ?? [],
         parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
         exchange: values.exchange,
+        compression: values.compression,
         wait: values.wait,
         typecheck: values.typecheck,
       });

@@ -11,8 +11,8 @@ export class PartitionNotFoundError extends Error {
 
 /**
  * A process's registry of the partitions it produces; serves read requests for
- * them, local and remote. A pipelined partition is released once fully consumed,
- * a blocking one only when told.
+ * them, local and remote. A partition that cannot be read again is released once
+ * fully consumed, a re-readable one only when told.
  */
 export class ResultPartitionManager {
   private readonly partitions = new Map<string, ResultPartition>();
@@ -20,7 +20,7 @@ export class ResultPartitionManager {
   register(partition: ResultPartition): void {
     if (this.partitions.has(partition.id)) throw new Error(`partition ${partition.id} is registered already`);
     this.partitions.set(partition.id, partition);
-    if (partition.type === 'pipelined') partition.onConsumed = () => this.release(partition.id);
+    if (!partition.type.isReReadable) partition.onConsumed = () => this.release(partition.id);
   }
 
   get(id: string): ResultPartition | undefined {

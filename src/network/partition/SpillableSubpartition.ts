@@ -26,7 +26,9 @@ export class SpillableSubpartition implements ResultSubpartition {
   private readonly offsets: number[] = [];
   private readonly lengths: number[] = [];
   private readonly types: DataType[] = [];
+  private readonly compressed: boolean[] = [];
   private fd: number | null = null;
+  private file = '';
   private fileSize = 0;
   /** Reads of the file in flight: the file is closed only once none is. */
   private reads = 0;
@@ -42,7 +44,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   constructor(
     readonly index: number,
     private readonly name: string,
-    private readonly spillPath: string,
+    /** The file to spill to; its folder is made when first asked. */
+    private readonly spillPath: () => string,
     /** The pool the partition writes with; reading spilled buffers borrows from it too. */
     readonly pool: BufferPool,
     private readonly onMemoryChange: (deltaBytes: number) => void,
@@ -96,7 +99,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   /** Moves the in-memory buffers, and all later ones, to the spill file. */
   spill(): void {
     if (this.isSpilled || this.failure !== null) return;
-    this.fd = fs.openSync(this.spillPath, 'w+');
+    this.file = this.spillPath();
+    this.fd = fs.openSync(this.file, 'w+');
     const buffers = this.memory;
     const bytes = this.memoryBytes;
     this.memory = [];
@@ -140,7 +144,7 @@ export class SpillableSubpartition implements ResultSubpartition {
     for (const view of this.views) view.fail();
     this.views.clear();
     // The name goes at once; the open file lives on until the I/O in flight is done.
-    if (this.fd !== null) fs.rmSync(this.spillPath, { force: true });
+    if (this.fd !== null) fs.rmSync(this.file, { force: true });
     this.closeFileWhenIdle();
     this.wakeFinishers();
   }
@@ -160,6 +164,7 @@ export class SpillableSubpartition implements ResultSubpartition {
       if (this.fd === null || this.failure !== null) throw this.failure ?? new Error(`${this.name} has no file`);
       await this.readFile(this.fd, buffer.segment, length, this.offsets[i]);
       buffer.size = length;
+      buffer.compressed = this.compressed[i];
       return buffer;
     } catch (error) {
       buffer.recycle();
@@ -213,6 +218,7 @@ export class SpillableSubpartition implements ResultSubpartition {
           this.offsets.push(this.fileSize);
           this.lengths.push(buffer.size);
           this.types.push(buffer.dataType);
+          this.compressed.push(buffer.compressed);
           this.fileSize += buffer.size;
         }
         buffer.recycle();

@@ -2,7 +2,7 @@ import { MAX_SEGMENT_SIZE } from '../buffer/NetworkBufferPool.js';
 
 /** "SPWY": the first four bytes each peer sends, so that a stray client is recognised at once. */
 export const MAGIC = 0x5350_5759;
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Magic (u32), version (u16), reserved (u16, zero). */
 export const HANDSHAKE_BYTES = 8;
 
@@ -26,6 +26,14 @@ export const FRAME_NAMES: Readonly<Record<number, string>> = {
   [FrameType.CANCEL_PARTITION_REQUEST]: 'CancelPartitionRequest',
   [FrameType.CLOSE_REQUEST]: 'CloseRequest',
 };
+
+/** A BufferResponse's data type byte: what its payload is. */
+export const enum WireDataType {
+  DATA = 0,
+  EVENT = 1,
+  /** Records compressed as one block (BufferCodec). */
+  COMPRESSED_DATA = 2,
+}
 
 /** What an ErrorResponse reports. */
 export const enum ErrorKind {
