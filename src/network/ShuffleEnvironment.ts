@@ -73,8 +73,12 @@ export class ShuffleEnvironment {
     return this.dataAddress;
   }
 
-  /** A partition of the given type (or type name), registered with this process's partition manager. */
-  createPartition(id: string, type: PartitionType | string, numSubpartitions: number): ResultPartition {
+  /**
+   * A partition of the given type (or type name), registered with this process's
+   * partition manager. `compression` compresses what is written to it here (a task
+   * thread compresses its buffers itself before they reach the partition).
+   */
+  createPartition(id: string, type: PartitionType | string, numSubpartitions: number, compression = false): ResultPartition {
     const kind = typeof type === 'string' ? partitionType(type) : type;
     const config = {
       segmentSize: this.buffers.segmentSize,
@@ -94,6 +98,7 @@ export class ShuffleEnvironment {
         memoryBudget: config.memoryBudget,
         buffersPerSubpartition: config.buffersPerSubpartition,
         readPool: () => this.sharedReadPool(),
+        compression,
       });
     } catch (error) {
       pool.destroy();

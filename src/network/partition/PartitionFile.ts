@@ -91,23 +91,30 @@ export class PartitionFileWriter {
     const fd = this.fd;
     const offsets: number[] = [];
     for (let from = 0; from < buffers.length; from += MAX_WRITE_BATCH) {
-      const batch = buffers.slice(from, from + MAX_WRITE_BATCH);
-      const headers = Buffer.allocUnsafe(BUFFER_HEADER_BYTES * batch.length);
-      const chunks: Buffer[] = [];
-      let position = this.end;
-      batch.forEach((buffer, i) => {
-        const payload = buffer.bytes();
-        const header = headers.subarray(i * BUFFER_HEADER_BYTES, (i + 1) * BUFFER_HEADER_BYTES);
-        writeHeader(header, buffer, payload);
-        chunks.push(header, payload);
-        offsets.push(position);
-        position += BUFFER_HEADER_BYTES + payload.length;
-      });
-      await writeFully(fd, chunks, this.end);
-      this.end = position;
+      const batch = encodeBuffers(buffers.slice(from, from + MAX_WRITE_BATCH), this.end);
+      await writeFully(fd, batch.chunks, this.end);
+      this.end = batch.end;
+      offsets.push(...batch.offsets);
     }
     return offsets;
   }
+}
+
+/** What writes `buffers` at `position` of a data file: header and payload of each, where each starts, and where they end. */
+export function encodeBuffers(buffers: readonly NetworkBuffer[], position: number): { chunks: Buffer[]; offsets: number[]; end: number } {
+  const headers = Buffer.allocUnsafe(BUFFER_HEADER_BYTES * buffers.length);
+  const chunks: Buffer[] = [];
+  const offsets: number[] = [];
+  let end = position;
+  buffers.forEach((buffer, i) => {
+    const payload = buffer.bytes();
+    const header = headers.subarray(i * BUFFER_HEADER_BYTES, (i + 1) * BUFFER_HEADER_BYTES);
+    writeHeader(header, buffer, payload);
+    chunks.push(header, payload);
+    offsets.push(end);
+    end += BUFFER_HEADER_BYTES + payload.length;
+  });
+  return { chunks, offsets, end };
 }
 
 function writeHeader(header: Buffer, buffer: NetworkBuffer, payload: Buffer): void {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { compressInPlace } from '../buffer/BufferCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import type { PartitionConfig, PartitionStorage, PartitionType } from './PartitionType.js';
@@ -24,6 +25,11 @@ export interface ResultPartitionOptions {
   buffersPerSubpartition?: number;
   /** The TaskManager's bounded pool for reading partitions back from disk. */
   readPool?: () => BufferPool;
+  /**
+   * Compress buffers written here (where the type allows it). A task thread compresses
+   * its buffers itself before they reach the partition; this is for writers in the same thread.
+   */
+  compression?: boolean;
 }
 
 /**
@@ -39,6 +45,7 @@ export class ResultPartition implements ResultPartitionWriter {
   readonly numSubpartitions: number;
   private readonly storage: PartitionStorage;
   private readonly dir: string | null;
+  private readonly compression: boolean;
   private firstBuffer = true;
   private finishing: Promise<void> | null = null;
   private released = false;
@@ -56,6 +63,7 @@ export class ResultPartition implements ResultPartitionWriter {
     this.type = typeof options.type === 'string' ? partitionType(options.type) : options.type;
     this.pool = pool;
     this.numSubpartitions = numSubpartitions;
+    this.compression = (options.compression ?? false) && this.type.isCompressible;
     this.dir = options.spillDir === undefined ? null : path.join(options.spillDir, fileName(id));
     const config: PartitionConfig = {
       segmentSize: pool.segmentSize,
@@ -90,11 +98,13 @@ export class ResultPartition implements ResultPartitionWriter {
       throw new RangeError(`partition ${this.id} has no subpartition ${subpartition}`);
     }
     this.notifyFirstBuffer();
+    if (this.compression) compressInPlace(buffer);
     this.storage.add(buffer, subpartition);
   }
 
   broadcast(buffer: NetworkBuffer): void {
     this.notifyFirstBuffer();
+    if (this.compression) compressInPlace(buffer);
     this.storage.broadcast(buffer);
   }
 

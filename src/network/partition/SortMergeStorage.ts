@@ -337,7 +337,6 @@ class SortMergeView implements ResultSubpartitionView {
         this.totalLeft = this.runs.reduce((sum, run) => sum + run.buffers, 0);
         this.nextRun();
       }
-      let added = false;
       while (this.left > 0 && this.queue.length < READ_AHEAD && !this.released && this.error === null) {
         const buffer = await pool.requestBufferAsync();
         try {
@@ -353,10 +352,11 @@ class SortMergeView implements ResultSubpartitionView {
         this.queue.push(buffer);
         this.dataQueued++;
         this.totalLeft--;
-        added = true;
         if (--this.left === 0) this.nextRun();
+        // At once: the consumer must be able to take it while the loop waits for the next buffer.
+        if (this.queue.length === 1) this.listener();
       }
-      if (added || this.ended) this.listener();
+      if (this.ended) this.listener();
     } catch (error) {
       this.loading = false;
       this.fail(error as Error);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { DataType, NetworkBuffer, unpooledBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import { EventType, eventBuffer } from '../serialization/Events.js';
+import { encodeBuffers, readBufferAt, writeFully } from './PartitionFile.js';
 import {
   PartitionReleasedError,
   type AvailabilityListener,
@@ -9,13 +10,13 @@ import {
   type ResultSubpartitionView,
 } from './ResultSubpartition.js';
 
-/** How many buffers one writev() takes at most. */
-const MAX_WRITE_BATCH = 256;
+/** How many buffers one writev() takes at most (each is two chunks: header and payload). */
+const MAX_WRITE_BATCH = 128;
 
 /**
  * Blocking exchange: buffers are kept in memory until the partition's memory budget
  * is exceeded; then this subpartition is spilled (its buffers appended to its own
- * file, and every later buffer too). Readable once the producer finished and every
+ * file, each behind a checked header (PartitionFile.ts), and every later buffer too). Readable once the producer finished and every
  * write is on disk; can be read any number of times until released.
  */
 export class SpillableSubpartition implements ResultSubpartition {
@@ -26,7 +27,6 @@ export class SpillableSubpartition implements ResultSubpartition {
   private readonly offsets: number[] = [];
   private readonly lengths: number[] = [];
   private readonly types: DataType[] = [];
-  private readonly compressed: boolean[] = [];
   private fd: number | null = null;
   private file = '';
   private fileSize = 0;
@@ -162,9 +162,7 @@ export class SpillableSubpartition implements ResultSubpartition {
       type === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(length), type) : await this.pool.requestBufferAsync();
     try {
       if (this.fd === null || this.failure !== null) throw this.failure ?? new Error(`${this.name} has no file`);
-      await this.readFile(this.fd, buffer.segment, length, this.offsets[i]);
-      buffer.size = length;
-      buffer.compressed = this.compressed[i];
+      await this.readFile(this.fd, buffer, this.offsets[i]);
       return buffer;
     } catch (error) {
       buffer.recycle();
@@ -172,10 +170,10 @@ export class SpillableSubpartition implements ResultSubpartition {
     }
   }
 
-  private async readFile(fd: number, target: Buffer, length: number, position: number): Promise<void> {
+  private async readFile(fd: number, target: NetworkBuffer, position: number): Promise<void> {
     this.reads++;
     try {
-      await readFully(fd, target, length, position);
+      await readBufferAt(fd, position, target, `spill file of ${this.name}`);
     } finally {
       this.reads--;
       if (this.failure !== null) this.closeFileWhenIdle();
@@ -210,22 +208,21 @@ export class SpillableSubpartition implements ResultSubpartition {
       return;
     }
     this.writing = true;
-    const chunks = batch.map((buffer) => buffer.bytes());
-    const position = this.fileSize;
-    writeFully(this.fd, chunks, position, (error) => {
-      for (const buffer of batch) {
+    const { chunks, offsets, end } = encodeBuffers(batch, this.fileSize);
+    const done = (error: Error | null): void => {
+      batch.forEach((buffer, i) => {
         if (!error) {
-          this.offsets.push(this.fileSize);
+          this.offsets.push(offsets[i]);
           this.lengths.push(buffer.size);
           this.types.push(buffer.dataType);
-          this.compressed.push(buffer.compressed);
-          this.fileSize += buffer.size;
         }
         buffer.recycle();
-      }
+      });
       if (error) this.release(error);
+      else this.fileSize = end;
       this.writeBatch();
-    });
+    };
+    writeFully(this.fd, chunks, this.fileSize).then(() => done(null), done);
   }
 
   private markReadyIfWritten(): void {
@@ -332,38 +329,4 @@ class SpillableView implements ResultSubpartitionView {
       },
     );
   }
-}
-
-function writeFully(fd: number, chunks: Buffer[], position: number, done: (error: Error | null) => void): void {
-  fs.writev(fd, chunks, position, (error, written) => {
-    if (error) return done(error);
-    let total = 0;
-    for (const chunk of chunks) total += chunk.length;
-    if (written === total) return done(null);
-    // A short write: continue with what is left.
-    let skip = written;
-    const rest: Buffer[] = [];
-    for (const chunk of chunks) {
-      if (skip >= chunk.length) skip -= chunk.length;
-      else {
-        rest.push(chunk.subarray(skip));
-        skip = 0;
-      }
-    }
-    writeFully(fd, rest, position + written, done);
-  });
-}
-
-function readFully(fd: number, target: Buffer, length: number, position: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const step = (done: number): void => {
-      if (done === length) return resolve();
-      fs.read(fd, target, done, length - done, position + done, (error, read) => {
-        if (error) return reject(error);
-        if (read === 0) return reject(new Error(`spill file ended early at ${position + done}`));
-        step(done + read);
-      });
-    };
-    step(0);
-  });
 }
