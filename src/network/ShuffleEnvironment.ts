@@ -15,10 +15,9 @@ import { DataServer } from './transport/DataServer.js';
 export const DEFAULT_BUFFERS_PER_SUBPARTITION = 128;
 /** Bytes a blocking partition keeps in memory before it spills. */
 export const DEFAULT_BLOCKING_MEMORY_BUDGET = 16 << 20;
-/** Buffers the TaskManager's read pool lends at most to readers of partitions on disk (sort-merge, hybrid). */
+/** Buffers the TaskManager's read pool lends at most to readers of partitions on disk (sort-merge, hybrid), and its share of network memory at most. */
 export const DEFAULT_READ_BUFFERS = 256;
-/** Buffers the read pool always keeps, so that readers make progress however busy the network memory is. */
-const MIN_READ_BUFFERS = 4;
+const READ_POOL_SHARE = 1 / 8;
 /** Buffers a remote channel owns for its whole life (Flink's exclusive buffers). */
 export const DEFAULT_EXCLUSIVE_BUFFERS = 2;
 /** Buffers a gate's remote channels borrow by backlog (Flink's floating buffers). */
@@ -39,7 +38,7 @@ export interface ShuffleOptions {
   exclusiveBuffersPerChannel?: number;
   /** Default DEFAULT_FLOATING_BUFFERS. */
   floatingBuffersPerGate?: number;
-  /** Default DEFAULT_READ_BUFFERS. */
+  /** Default DEFAULT_READ_BUFFERS, or an eighth of the network memory if that is less. */
   readBuffers?: number;
 }
 
@@ -108,10 +107,14 @@ export class ShuffleEnvironment {
     return partition;
   }
 
-  /** The bounded pool that every reader of a partition on disk borrows from: many readers cannot take the network memory. */
+  /**
+   * The bounded pool that every reader of a partition on disk borrows from, so that
+   * many readers cannot take the network memory. It reserves nothing: a read buffer
+   * goes back to the network memory as soon as its consumer is done with it.
+   */
   private sharedReadPool(): BufferPool {
-    const max = this.options.readBuffers ?? DEFAULT_READ_BUFFERS;
-    this.readPool ??= new BufferPool(this.buffers, Math.min(MIN_READ_BUFFERS, max), max, 'read pool of partitions on disk');
+    const max = this.options.readBuffers ?? Math.max(4, Math.min(DEFAULT_READ_BUFFERS, Math.floor(this.buffers.totalSegments * READ_POOL_SHARE)));
+    this.readPool ??= new BufferPool(this.buffers, 0, max, 'read pool of partitions on disk');
     return this.readPool;
   }
 
