@@ -40,6 +40,7 @@ import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } 
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTransport, type TransportResult } from './transport.js';
+import { FULL_PARTITIONS, measurePartitions, partitionRows, QUICK_PARTITIONS, type PartitionFigures, type PartitionSizes } from './partitions.js';
 
 export interface SuiteOptions {
   quick: boolean;
@@ -61,6 +62,7 @@ interface Sizes {
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
   sweep: SweepOptions;
+  partitions: PartitionSizes;
 }
 
 const QUICK: Sizes = {
@@ -73,6 +75,7 @@ const QUICK: Sizes = {
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+  partitions: QUICK_PARTITIONS,
 };
 
 const FULL: Sizes = {
@@ -85,6 +88,7 @@ const FULL: Sizes = {
   diskBytes: 1 << 30,
   spillMemory: '64mb',
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
+  partitions: FULL_PARTITIONS,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -116,6 +120,7 @@ interface Figures {
   wordCountTwoSlots?: ClusterFigure<WordCountRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   sweep?: SweepPoint[];
+  partitions?: PartitionFigures;
 }
 
 export interface SuiteResult {
@@ -190,6 +195,7 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await measureSynthetic(sizes, figures, attempt);
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
+  await measurePartitions(sizes.partitions, (figures.partitions = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -348,6 +354,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   wordCountRows(figures, rows, target);
 
   spillRows(figures, rows, target);
+  rows.push(...partitionRows(figures.partitions ?? {}, diskWrite, target));
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };

@@ -16,6 +16,8 @@ export class PartitionNotFoundError extends Error {
  */
 export class ResultPartitionManager {
   private readonly partitions = new Map<string, ResultPartition>();
+  /** Bytes the released partitions had written to disk. */
+  private releasedBytesOnDisk = 0;
 
   register(partition: ResultPartition): void {
     if (this.partitions.has(partition.id)) throw new Error(`partition ${partition.id} is registered already`);
@@ -35,6 +37,13 @@ export class ResultPartitionManager {
     return [...this.partitions.keys()];
   }
 
+  /** Bytes every partition of this process ever wrote to disk (files, headers included). */
+  get bytesWrittenToDisk(): number {
+    let bytes = this.releasedBytesOnDisk;
+    for (const partition of this.partitions.values()) bytes += partition.bytesSpilled;
+    return bytes;
+  }
+
   createSubpartitionView(id: string, subpartition: number, listener: AvailabilityListener): ResultSubpartitionView {
     const partition = this.partitions.get(id);
     if (!partition) throw new PartitionNotFoundError(id);
@@ -45,6 +54,7 @@ export class ResultPartitionManager {
     const partition = this.partitions.get(id);
     if (!partition) return;
     this.partitions.delete(id);
+    this.releasedBytesOnDisk += partition.bytesSpilled;
     partition.release(cause);
   }
 

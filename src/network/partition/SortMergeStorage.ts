@@ -25,6 +25,9 @@ const INDEX_MAGIC = 0x5350_5849;
 const INDEX_HEAD_BYTES = 12;
 const INDEX_ENTRY_BYTES = 12;
 
+/** Buffers appended (and given back to the pool) together. */
+const WRITE_BATCH = 64;
+
 /** Buffers a reader may hold read ahead of its consumer. */
 const READ_AHEAD = 4;
 
@@ -171,7 +174,18 @@ export class SortMergeStorage implements PartitionStorage {
 
   private held(buffer: NetworkBuffer): void {
     this.pendingBytes += buffer.capacity;
-    if (this.pendingBytes >= this.context.config.memoryBudget) this.flush();
+    if (this.pendingBytes >= this.flushBytes) this.flush();
+  }
+
+  /**
+   * Half of what the partition may hold: the writer fills one half while the other is
+   * written (double buffering). The pool's share of network memory may be below the
+   * budget it was sized for: then half of that share, less the writer's own buffers.
+   */
+  private get flushBytes(): number {
+    const { pool, numSubpartitions, config } = this.context;
+    const share = (pool.limit - numSubpartitions - 1) * pool.segmentSize;
+    return Math.max(pool.segmentSize, Math.min(config.memoryBudget, share) / 2);
   }
 
   /** Appends the region gathered so far to the data file; its buffers return to the pool once written. */
@@ -198,15 +212,19 @@ export class SortMergeStorage implements PartitionStorage {
     this.runs.push(region);
     this.pendingBytes = 0;
     for (const buffer of ordered) this.planned += bufferBytes(buffer);
-    this.data.append(ordered).then(
-      () => {
-        for (const buffer of ordered) buffer.recycle();
-      },
-      (error: Error) => {
-        for (const buffer of ordered) buffer.recycle();
-        this.release(new Error(`${this.name}: writing its data file failed: ${error.message}`, { cause: error }));
-      },
-    );
+    // Appended a batch at a time, so that each batch's buffers go back to the writer as soon as they are on disk.
+    for (let from = 0; from < ordered.length; from += WRITE_BATCH) {
+      const batch = ordered.slice(from, from + WRITE_BATCH);
+      this.data.append(batch).then(
+        () => {
+          for (const buffer of batch) buffer.recycle();
+        },
+        (error: Error) => {
+          for (const buffer of batch) buffer.recycle();
+          this.release(new Error(`${this.name}: writing its data file failed: ${error.message}`, { cause: error }));
+        },
+      );
+    }
   }
 
   private emptyRegion(): NetworkBuffer[][] {
