@@ -1,8 +1,8 @@
 import { BlockingStorage } from './BlockingStorage.js';
-import { HybridStorage } from './HybridStorage.js';
+import { HybridResultPartition } from './HybridResultPartition.js';
 import type { PartitionConfig, PartitionType } from './PartitionType.js';
 import { PipelinedSubpartition } from './PipelinedSubpartition.js';
-import { SortMergeStorage } from './SortMergeStorage.js';
+import { SortMergeResultPartition } from './SortMergeResultPartition.js';
 import { SubpartitionedStorage } from './SubpartitionedStorage.js';
 
 /** A pool that can hold every subpartition's buffer being filled, plus one, and keep `budget` bytes beside them. */
@@ -49,7 +49,7 @@ export const SORT_MERGE: PartitionType = {
   isCompressible: true,
   storage: 'a data file and an index file per partition',
   poolSize: budgetPool,
-  createStorage: (context) => new SortMergeStorage(context),
+  createStorage: (context) => new SortMergeResultPartition(context),
 };
 
 /** Flink FLIP-235 (HYBRID_FULL): read while produced, spills instead of blocking its producer, re-readable once finished. */
@@ -60,7 +60,7 @@ export const HYBRID: PartitionType = {
   isCompressible: true,
   storage: 'memory while consumers keep up, every buffer also written to one data file',
   poolSize: budgetPool,
-  createStorage: (context) => new HybridStorage(context),
+  createStorage: (context) => new HybridResultPartition(context),
 };
 
 export const BUILTIN_PARTITION_TYPES: readonly PartitionType[] = [PIPELINED, BLOCKING, SORT_MERGE, HYBRID];

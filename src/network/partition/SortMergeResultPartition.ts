@@ -38,7 +38,8 @@ interface Run {
 }
 
 /**
- * The `sort-merge` type's storage, after Flink FLIP-148. Buffers for every
+ * The storage of a `sort-merge` partition (what its ResultPartition keeps and reads),
+ * after Flink FLIP-148. Buffers for every
  * subpartition are held together in the partition's pool; when the budget fills (or
  * the writer finds the pool empty) they are grouped by subpartition, in arrival order
  * within each (no key sort), and appended as one region to the partition's single
@@ -48,7 +49,7 @@ interface Run {
  * reads. Readers share the file and are served in file-offset order by one read loop,
  * with buffers from the TaskManager's bounded read pool.
  */
-export class SortMergeStorage implements PartitionStorage {
+export class SortMergeResultPartition implements PartitionStorage {
   private readonly data: PartitionFileWriter;
   private readonly indexFile: string;
   private readonly name: string;
@@ -297,7 +298,7 @@ class SortMergeView implements ResultSubpartitionView {
   private totalLeft = 0;
 
   constructor(
-    private readonly storage: SortMergeStorage,
+    private readonly storage: SortMergeResultPartition,
     private readonly subpartition: number,
     private readonly listener: AvailabilityListener,
   ) {}

@@ -16,7 +16,8 @@ interface Subpartition {
 }
 
 /**
- * The `hybrid` type's storage, after Flink FLIP-235 (HYBRID_FULL). Every buffer is
+ * The storage of a `hybrid` partition (what its ResultPartition keeps and reads), after
+ * Flink FLIP-235 (HYBRID_FULL). Every buffer is
  * appended to the partition's one data file as it arrives, and kept in memory while
  * the budget allows, for consumers that keep up. A written buffer leaves memory once
  * a consumer has read it, or when the pool runs short: the producer then waits only
@@ -24,7 +25,7 @@ interface Subpartition {
  * buffer from memory if it is still there, else from the file, in order; once the
  * partition is finished every subpartition can be read again from the start.
  */
-export class HybridStorage implements PartitionStorage {
+export class HybridResultPartition implements PartitionStorage {
   private readonly data: PartitionFileWriter;
   private readonly name: string;
   private readonly subpartitions: Subpartition[];
@@ -212,7 +213,7 @@ class HybridView implements ResultSubpartitionView {
   private error: Error | null = null;
 
   constructor(
-    private readonly storage: HybridStorage,
+    private readonly storage: HybridResultPartition,
     private readonly index: number,
     private readonly listener: AvailabilityListener,
   ) {}
