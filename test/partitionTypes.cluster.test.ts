@@ -103,7 +103,7 @@ describe('partition types chosen per edge, across 2 TaskManagers', () => {
   test('an unknown partition type, for the job or for one input, is a 400 that names it and the known types', async () => {
     const job = await failure(submitJob(url, { job: 'wordcount', params: { input: work }, exchange: 'shuffle-hash' }));
     expect(job.status).toBe(400);
-    expect(job.message).toMatch(/unknown partition type "shuffle-hash"; known types are pipelined, blocking, sort-merge, hybrid, in-memory/);
+    expect(job.message).toMatch(/exchange: unknown partition type "shuffle-hash"; known types are pipelined, blocking, sort-merge, hybrid, in-memory/);
     const edge = CHAIN_JOB.replace("exchange: 'hybrid'", "exchange: 'hybird'");
     const input = await failure(submitJob(url, { module: await upload(edge), params: { records: 10 } }));
     expect(input.status).toBe(400);

@@ -339,7 +339,7 @@ function isPackedArray(body: Buffer): boolean {
 
 /** Every partition type the job names, as its default or on an edge, is one this JobManager knows. */
 function checkExchanges(definition: JobDefinition, exchange: string | undefined): void {
-  if (exchange !== undefined && !hasPartitionType(exchange)) throw new UnknownPartitionTypeError(exchange);
+  if (exchange !== undefined && !hasPartitionType(exchange)) throw new Error(`exchange: ${new UnknownPartitionTypeError(exchange).message}`);
   for (const stage of definition.stages) {
     for (const input of stage.inputs ?? []) {
       if (input.exchange === undefined || hasPartitionType(input.exchange)) continue;

@@ -132,8 +132,8 @@ export class ResultPartition implements ResultPartitionWriter {
     this.released = true;
     this.storage.release(cause ?? new Error('released'));
     this.pool.destroy();
-    // A type's files live in the partition's own folder: whatever it left goes with it.
-    if (this.dir !== null) fs.rm(this.dir, { recursive: true, force: true }, () => {});
+    // A type's files live in the partition's own folder: whatever it left goes with it (open files live on until closed).
+    if (this.dir !== null) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
   private notifyFirstBuffer(): void {
