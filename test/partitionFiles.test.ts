@@ -151,3 +151,20 @@ describe('a damaged partition file fails its reader with a message, never with w
     expect(seen, 'records read').toBeLessThan(5000);
   });
 });
+
+describe('sort-merge readers whose consumers wait', () => {
+  test('hold one read buffer each, so that a reader whose consumer reads is served from a pool smaller than their read-ahead', async () => {
+    const { env } = await environment({ readBuffers: 4 });
+    const waiting = env.createPartition('job/3/0', 'sort-merge', 3);
+    const reading = env.createPartition('job/3/1', 'sort-merge', 1);
+    await writeAll(new RecordWriter<Row>(waiting, new RebalanceSelector(0), -1), rows(5000));
+    await writeAll(new RecordWriter<Row>(reading, new RebalanceSelector(0), -1), rows(5000));
+    // Three channels nobody polls yet (a join's probe side): each gets its first buffer, then waits.
+    const probe = env.createInputGate([0, 1, 2].map((subpartition) => ({ address: { partitionId: waiting.id, subpartition }, remote: null })), 'probe');
+    probe.gate.requestPartitions();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await readSubpartition(env, reading, 0), 'the build side, read meanwhile').toEqual(rows(5000));
+    const [a, b, c] = await readByChannel<Row>(probe.gate);
+    expect([a.length, b.length, c.length]).toEqual([1667, 1667, 1666]);
+  }, 20_000);
+});

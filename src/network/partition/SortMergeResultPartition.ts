@@ -296,6 +296,12 @@ class SortMergeView implements ResultSubpartitionView {
   private error: Error | null = null;
   private dataQueued = 0;
   private totalLeft = 0;
+  /**
+   * The consumer has taken a buffer: it reads. Until then the view holds one buffer
+   * at most, so that readers whose consumers wait (the probe side of a join) cannot
+   * take the read pool from those that read.
+   */
+  private reading = false;
 
   constructor(
     private readonly storage: SortMergeResultPartition,
@@ -309,6 +315,7 @@ class SortMergeView implements ResultSubpartitionView {
     const buffer = this.queue.shift();
     if (buffer !== undefined) {
       this.dataQueued--;
+      this.reading = true;
       this.storage.wake();
       return buffer;
     }
@@ -338,7 +345,7 @@ class SortMergeView implements ResultSubpartitionView {
 
   /** For the read loop: this view wants buffers read for it. */
   get wantsData(): boolean {
-    return !this.released && this.error === null && !this.ended && !this.loading && this.queue.length < READ_AHEAD;
+    return !this.released && this.error === null && !this.ended && !this.loading && this.queue.length < this.aheadLimit;
   }
 
   get nextOffset(): number {
@@ -356,7 +363,7 @@ class SortMergeView implements ResultSubpartitionView {
         this.totalLeft = this.runs.reduce((sum, run) => sum + run.buffers, 0);
         this.nextRun();
       }
-      while (this.left > 0 && this.queue.length < READ_AHEAD && !this.released && this.error === null) {
+      while (this.left > 0 && this.queue.length < this.aheadLimit && !this.released && this.error === null) {
         const buffer = await pool.requestBufferAsync();
         try {
           this.offset = await readBufferAt(fd, this.offset, buffer, this.storage.describeData);
@@ -387,6 +394,10 @@ class SortMergeView implements ResultSubpartitionView {
     this.error = error;
     for (const buffer of this.queue.drain()) buffer.recycle();
     this.listener();
+  }
+
+  private get aheadLimit(): number {
+    return this.reading ? READ_AHEAD : 1;
   }
 
   private nextRun(): void {
