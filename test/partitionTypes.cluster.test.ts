@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
@@ -52,8 +53,13 @@ let url: string;
 let work: string;
 let corpus: string;
 let reference: Map<string, number>;
+let ownDispatcher: Dispatcher;
 
 beforeAll(async () => {
+  // Idle connections close here well within the JobManager's 5 s: on a loaded machine a
+  // late timer would otherwise send a call down a connection the server just closed.
+  ownDispatcher = getGlobalDispatcher();
+  setGlobalDispatcher(new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 }));
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-partition-types-'));
   // Made before any call: seconds of synchronous work between two calls can outlast the
   // JobManager's 5 s keep-alive and make the next call meet a connection it just closed.
@@ -67,6 +73,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.stop();
   fs.rmSync(work, { recursive: true, force: true });
+  const agent = getGlobalDispatcher();
+  setGlobalDispatcher(ownDispatcher);
+  await agent.close();
 });
 
 async function upload(source: string): Promise<string> {
