@@ -4,6 +4,8 @@ export interface TaskManagerInfo {
   host: string;
   dataPort: number;
   httpPort: number;
+  /** Its REST API is served over https. */
+  https?: boolean;
   slots: number;
   freeSlots: number;
   memory: number;
@@ -11,7 +13,7 @@ export interface TaskManagerInfo {
   registered: number;
 }
 
-export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort' | 'slots' | 'memory'>;
+export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort' | 'https' | 'slots' | 'memory'>;
 
 /**
  * The TaskManagers of the cluster: registration, heartbeats, slots, and the loss of

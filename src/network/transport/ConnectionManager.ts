@@ -1,11 +1,14 @@
 import { PeerConnection } from './PeerConnection.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+import { OPEN, type TransportSecurity } from './TransportSecurity.js';
 
 export interface ConnectionManagerOptions {
   /** A connection no channel has used for this long is closed. */
   idleTimeoutMs?: number;
   /** Where protocol errors on connections are reported. */
   log?: (message: string) => void;
+  /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
+  security?: TransportSecurity;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
@@ -21,11 +24,13 @@ export class ConnectionManager {
   private readonly peers = new Map<string, PeerConnection>();
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
+  private readonly security: TransportSecurity;
   private closed = false;
 
   constructor(options: ConnectionManagerOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
+    this.security = options.security ?? OPEN;
   }
 
   /** Open connections (including ones still connecting). */
@@ -39,7 +44,7 @@ export class ConnectionManager {
     const key = formatAddress(remote);
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, (gone) => {
+      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, this.security, (gone) => {
         if (this.peers.get(key) === gone) this.peers.delete(key);
       });
       this.peers.set(key, peer);
