@@ -43,6 +43,7 @@ import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js'
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTlsTransport, type TlsFigures } from './tls.js';
 import { measureTransport, type TransportResult } from './transport.js';
+import { FULL_PARTITIONS, measurePartitions, partitionRows, QUICK_PARTITIONS, type PartitionFigures, type PartitionSizes } from './partitions.js';
 
 export interface SuiteOptions {
   quick: boolean;
@@ -67,6 +68,7 @@ interface Sizes {
   spillMemory: string;
   sweep: SweepOptions;
   managed: ManagedSizes;
+  partitions: PartitionSizes;
 }
 
 const QUICK: Sizes = {
@@ -81,6 +83,7 @@ const QUICK: Sizes = {
   spillMemory: '32mb',
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
   managed: MANAGED_QUICK,
+  partitions: QUICK_PARTITIONS,
 };
 
 const FULL: Sizes = {
@@ -95,6 +98,7 @@ const FULL: Sizes = {
   spillMemory: '64mb',
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
   managed: MANAGED_FULL,
+  partitions: FULL_PARTITIONS,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -131,6 +135,7 @@ interface Figures {
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   sweep?: SweepPoint[];
   managed?: ManagedFigures;
+  partitions?: PartitionFigures;
 }
 
 export interface SuiteResult {
@@ -209,6 +214,7 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
   await measureManaged(sizes.managed, (figures.managed = {}), attempt);
+  await measurePartitions(sizes.partitions, (figures.partitions = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -383,6 +389,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 
   spillRows(figures, rows, target);
   managedRows(figures.managed ?? {}, rows, target);
+  rows.push(...partitionRows(figures.partitions ?? {}, diskWrite, target));
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };

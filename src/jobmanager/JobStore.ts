@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { JobReference, TaskCounters } from '../job/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
 import type { JobState } from './Scheduler.js';
 
 /** One task of a job as GET /jobs/:id shows it. */
@@ -15,6 +14,20 @@ export interface TaskView {
   counters: TaskCounters;
 }
 
+/** One exchange of a job as GET /jobs/:id shows it. */
+export interface EdgeView {
+  from: string;
+  to: string;
+  /** Which input of `to`. */
+  input: number;
+  /** Its partition type, and what that type is. */
+  type: PartitionTypeName;
+  pipelined: boolean;
+  reReadable: boolean;
+  storage: string;
+  compression: boolean;
+}
+
 /** What the JobManager keeps of a job: enough to answer GET /jobs/:id, never its code. */
 export interface JobRecord {
   /** The job's number, from its id: the store's key and the order of GET /jobs. */
@@ -24,13 +37,16 @@ export interface JobRecord {
   state: JobState;
   error?: string;
   parallelism: number;
-  exchange: PartitionType;
+  exchange: PartitionTypeName;
+  compression?: boolean;
   submitted: number;
   started?: number;
   ended?: number;
   ref: JobReference;
   counters: TaskCounters;
   tasks: TaskView[];
+  /** Its exchanges, once it was placed (absent from records of older JobManagers). */
+  edges?: EdgeView[];
   /** Bytes of collected records kept in the store for it. */
   resultBytes: number;
   /** Why its collected records are no longer kept (GET /jobs/:id/result is then a 410). */

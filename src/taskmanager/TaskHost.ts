@@ -59,7 +59,8 @@ export class TaskHost {
       for (const out of descriptor.outputs) {
         const partition = env.createPartition(out.partitionId, out.type, out.numSubpartitions);
         this.partitions.push(partition);
-        if (out.type === 'pipelined') partition.onFirstBuffer = () => listener.partitionReady(partition.id);
+        // The seed's degree of freedom: a partition is announced when its consumers may start reading it.
+        if (partition.type.isPipelined) partition.onFirstBuffer = () => listener.partitionReady(partition.id);
       }
       this.network = new NetworkEnd(env, this.handoverPort, this.partitions, descriptor.inputs.map((gate) => gate.channels.length), descriptor.taskId, {
         inputRequested: (g) => {
@@ -67,7 +68,7 @@ export class TaskHost {
           this.openInputs();
         },
         partitionFinished: (p) => {
-          if (descriptor.outputs[p].type === 'blocking') listener.partitionReady(this.partitions[p].id);
+          if (!this.partitions[p].type.isPipelined) listener.partitionReady(this.partitions[p].id);
         },
       });
     } catch (error) {

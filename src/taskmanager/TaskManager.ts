@@ -226,6 +226,7 @@ export class TaskManager {
       tasks: [...this.tasks.keys()],
       partitions: this.env.partitions.ids(),
       spillFiles: fs.existsSync(this.partitionDir) ? fs.readdirSync(this.partitionDir) : [],
+      bytesWrittenToDisk: this.env.partitions.bytesWrittenToDisk,
       busyThreads: this.threads.busyThreads,
       idleThreads: this.threads.idleThreads,
       managedMemory: this.managedMemory,

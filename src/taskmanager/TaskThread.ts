@@ -54,7 +54,7 @@ function send(state: Running, message: FromTaskThread): void {
 }
 
 async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySpec): Promise<void> {
-  const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions }));
+  const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions, compression: out.compression }));
   const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null };
   running = state;
   const timer = setInterval(() => state.task && send(state, { type: 'counters', counters: state.task.counters }), COUNTERS_INTERVAL_MS);

@@ -23,8 +23,8 @@ export interface ResultSubpartition {
   readonly index: number;
   /** Producer side: appends a buffer whose ownership passes to the subpartition. */
   add(buffer: NetworkBuffer): void;
-  /** Producer side: no more buffers; appends end-of-partition. */
-  finish(): void;
+  /** Producer side: no more buffers; appends end-of-partition. A promise, if any, resolves once all of it is readable. */
+  finish(): void | Promise<void>;
   createReadView(listener: AvailabilityListener): ResultSubpartitionView;
   /** Drops everything, fails readers with the cause, and deletes any file. */
   release(cause?: Error): void;
