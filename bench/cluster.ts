@@ -4,6 +4,7 @@
  * timed by the JobManager (GET /jobs/:id durationMs), checked for exact results, with
  * every TaskManager's peak RSS (GET /status on each TaskManager).
  */
+import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
@@ -17,7 +18,7 @@ export const PARALLELISM = TASK_MANAGERS * SLOTS;
 /** The benchmark workload of the issue: 100 B records over a million keys. */
 export const SYNTHETIC = { recordSize: 100, keys: 1_000_000 } as const;
 
-export type Exchange = 'pipelined' | 'blocking';
+export type Exchange = 'pipelined' | 'blocking' | 'sort-merge' | 'hybrid';
 
 export interface SubmitBody {
   job?: string;
@@ -25,6 +26,7 @@ export interface SubmitBody {
   params: Record<string, unknown>;
   parallelism?: number;
   exchange?: Exchange;
+  compression?: boolean;
   bufferTimeout?: number;
 }
 
@@ -62,6 +64,7 @@ export class BenchCluster {
   private constructor(
     private readonly local: LocalCluster,
     readonly url: string,
+    private readonly taskManagers: number,
   ) {}
 
   static async start(options: ClusterOptions = {}): Promise<BenchCluster> {
@@ -69,7 +72,7 @@ export class BenchCluster {
     const stdio = process.env.BENCH_VERBOSE ? 'inherit' : 'ignore';
     const local = new LocalCluster({ taskManagers: TASK_MANAGERS, slots: SLOTS, stdio, ...options });
     try {
-      return new BenchCluster(local, await local.start());
+      return new BenchCluster(local, await local.start(), options.taskManagers ?? TASK_MANAGERS);
     } catch (error) {
       await local.stop();
       throw error;
@@ -78,6 +81,20 @@ export class BenchCluster {
 
   stop(): Promise<void> {
     return this.local.stop();
+  }
+
+  /** Where each TaskManager keeps its partitions' files. */
+  get partitionDirs(): string[] {
+    return Array.from({ length: this.taskManagers }, (_, i) => path.join(this.local.taskManagerDir(i), 'partitions'));
+  }
+
+  /** Bytes every TaskManager's partitions wrote to disk so far, in all. */
+  async bytesWrittenToDisk(): Promise<number> {
+    const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${this.url}/taskmanagers`);
+    const written = await Promise.all(
+      taskmanagers.map(async (tm) => (await callJson<{ bytesWrittenToDisk: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`)).bytesWrittenToDisk),
+    );
+    return written.reduce((sum, bytes) => sum + bytes, 0);
   }
 
   /**
@@ -130,6 +147,8 @@ function describe(body: SubmitBody): string {
 /** A bench cluster's shape; by default TASK_MANAGERS TaskManagers of SLOTS slots. */
 export interface ClusterOptions {
   memory?: string;
+  /** Managed memory of every TaskManager, e.g. `64mb`. */
+  managedMemory?: string;
   bufferSize?: string;
   taskManagers?: number;
   slots?: number;
@@ -241,13 +260,13 @@ const PRODUCER_STAGE = 'generate';
  * (generate, serialize, spill) and consumers (read back, send, count). Each rate
  * includes that phase's CPU work, so it is a lower bound of the raw disk rates.
  */
-export async function runSpill(cluster: BenchCluster, records: number): Promise<SpillRun> {
+export async function runSpill(cluster: BenchCluster, records: number, exchange: Exchange = 'blocking'): Promise<SpillRun> {
   let producersDone = 0;
   const onPoll = (status: JobStatus): void => {
     const producers = status.tasks.filter((t) => t.stage === PRODUCER_STAGE);
     if (producersDone === 0 && producers.length > 0 && producers.every((t) => t.state === 'FINISHED')) producersDone = Date.now();
   };
-  const { run, status } = await runSynthetic(cluster, records, 'blocking', { onPoll, pollMs: 20 });
+  const { run, status } = await runSynthetic(cluster, records, exchange, { onPoll, pollMs: 20 });
   const started = status.started ?? 0;
   const ended = status.ended ?? 0;
   if (producersDone === 0 || producersDone > ended) producersDone = ended;

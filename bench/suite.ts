@@ -39,10 +39,12 @@ import {
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureScraping, type ScrapingFigures } from './metrics.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
+import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTlsTransport, type TlsFigures } from './tls.js';
 import { measureTransport, type TransportResult } from './transport.js';
+import { FULL_PARTITIONS, measurePartitions, partitionRows, QUICK_PARTITIONS, type PartitionFigures, type PartitionSizes } from './partitions.js';
 
 export interface SuiteOptions {
   quick: boolean;
@@ -68,6 +70,8 @@ interface Sizes {
   /** Records of each synthetic run with and without /metrics scraped. */
   scrapingRecords: number;
   sweep: SweepOptions;
+  managed: ManagedSizes;
+  partitions: PartitionSizes;
 }
 
 const QUICK: Sizes = {
@@ -82,6 +86,8 @@ const QUICK: Sizes = {
   spillMemory: '32mb',
   scrapingRecords: 1_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+  managed: MANAGED_QUICK,
+  partitions: QUICK_PARTITIONS,
 };
 
 const FULL: Sizes = {
@@ -96,6 +102,8 @@ const FULL: Sizes = {
   spillMemory: '64mb',
   scrapingRecords: 10_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
+  managed: MANAGED_FULL,
+  partitions: FULL_PARTITIONS,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -133,6 +141,8 @@ interface Figures {
   sweep?: SweepPoint[];
   /** The synthetic job with and without /metrics scraped every second. */
   scraping?: ScrapingFigures;
+  managed?: ManagedFigures;
+  partitions?: PartitionFigures;
 }
 
 export interface SuiteResult {
@@ -213,6 +223,8 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   );
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
+  await measureManaged(sizes.managed, (figures.managed = {}), attempt);
+  await measurePartitions(sizes.partitions, (figures.partitions = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -325,7 +337,7 @@ async function writeFiles(stamp: string, sweep: SweepPoint[] | undefined, machin
 
 // ---- the table ----
 
-interface Row {
+export interface Row {
   figure: string;
   measured: string;
   baseline?: string;
@@ -387,12 +399,14 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   scrapingRow(figures, rows, target);
 
   spillRows(figures, rows, target);
+  managedRows(figures.managed ?? {}, rows, target);
+  rows.push(...partitionRows(figures.partitions ?? {}, diskWrite, target));
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };
 }
 
-type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+export type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
 
 const exactness = (runs: readonly WordCountRun[]): string => {
   const wrong = runs.find((r) => !r.exact);

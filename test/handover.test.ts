@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
 import { RecordReader } from '../src/network/consumer/RecordReader.js';
-import type { PartitionType } from '../src/network/partition/ResultPartition.js';
+import type { PartitionTypeName } from '../src/job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../src/network/ShuffleEnvironment.js';
 import { createHandoverRings, HandoverLink } from '../src/network/thread/HandoverLink.js';
 import { NetworkEnd } from '../src/network/thread/NetworkEnd.js';
@@ -33,13 +33,13 @@ function environment(memory = 4 << 20): ShuffleEnvironment {
 }
 
 /** A task end and a network end joined by shared rings, as a task thread and its TaskManager are. */
-function join(env: ShuffleEnvironment, outputs: { id: string; type: PartitionType; subpartitions: number }[], inputs: number[], attach: (end: NetworkEnd, g: number) => void) {
+function join(env: ShuffleEnvironment, outputs: { id: string; type: PartitionTypeName; subpartitions: number }[], inputs: number[], attach: (end: NetworkEnd, g: number) => void) {
   const rings = createHandoverRings();
   const [networkLink, taskLink] = [HandoverLink.network(rings), HandoverLink.task(rings)];
   links.push(networkLink, taskLink);
   const partitions = outputs.map((o) => env.createPartition(o.id, o.type, o.subpartitions));
   const finished: number[] = [];
-  const taskEnd = new TaskEnd(taskLink.port(NO_CONTROL), env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions })));
+  const taskEnd = new TaskEnd(taskLink.port(NO_CONTROL), env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions, compression: false })));
   const network: NetworkEnd = new NetworkEnd(env, networkLink.port(NO_CONTROL), partitions, inputs, 'task', {
     inputRequested: (g) => attach(network, g),
     partitionFinished: (p) => finished.push(p),

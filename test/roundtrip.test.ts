@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
 import { BufferPool } from '../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
-import { ResultPartition, type PartitionType } from '../src/network/partition/ResultPartition.js';
+import { ResultPartition } from '../src/network/partition/ResultPartition.js';
+import type { PartitionTypeName } from '../src/job/TaskDeployment.js';
 import { ResultPartitionManager } from '../src/network/partition/ResultPartitionManager.js';
 import { KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../src/network/writer/RecordWriter.js';
@@ -19,7 +20,7 @@ afterEach(() => {
 interface Scenario {
   producers: number;
   consumers: number;
-  type: PartitionType;
+  type: PartitionTypeName;
   segmentSize: number;
   bufferTimeout: number;
   hash: boolean;

@@ -23,7 +23,7 @@ function spillDir(): string {
 }
 
 function spillFiles(dir: string): string[] {
-  return fs.readdirSync(dir).filter((name) => name.endsWith('.spill'));
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.spill'));
 }
 
 type Row = [number, string];

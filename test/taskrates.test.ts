@@ -6,6 +6,7 @@ const counters = (busyMs: number, backPressuredMs: number, idleMs: number, recor
   bytesIn: 0,
   recordsOut: records,
   bytesOut: records * 10,
+  spilledBytes: 0,
   busyMs,
   backPressuredMs,
   idleMs,
@@ -36,7 +37,7 @@ describe('task rates', () => {
   });
 
   test('a task that reported no time yet has ratios of 0, not NaN', () => {
-    const rates = ratesBetween(null, { at: 1000, counters: { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 } }, 1000);
+    const rates = ratesBetween(null, { at: 1000, counters: { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0, spilledBytes: 0 } }, 1000);
     expect([rates.busyRatio, rates.backPressuredRatio, rates.idleRatio]).toEqual([0, 0, 0]);
     expect(rates.outputs).toEqual([]);
   });

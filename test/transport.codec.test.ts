@@ -94,9 +94,9 @@ describe('frame codec', () => {
       const { decoder, events } = recorder(SERVER_FRAMES);
       feed(decoder, serverStream, sizes);
       expect(events).toEqual([
-        { type: 'buffer', header: { receiverId: 1, sequence: 0, backlog: 4, dataType: DataType.DATA, size: payload.length }, payload: payload.toString('hex') },
-        { type: 'buffer', header: { receiverId: 1, sequence: 1, backlog: 0, dataType: DataType.EVENT, size: 1 }, payload: '00' },
-        { type: 'buffer', header: { receiverId: 2, sequence: 0, backlog: 0, dataType: DataType.DATA, size: 0 }, payload: '' },
+        { type: 'buffer', header: { receiverId: 1, sequence: 0, backlog: 4, dataType: DataType.DATA, compressed: false, size: payload.length }, payload: payload.toString('hex') },
+        { type: 'buffer', header: { receiverId: 1, sequence: 1, backlog: 0, dataType: DataType.EVENT, compressed: false, size: 1 }, payload: '00' },
+        { type: 'buffer', header: { receiverId: 2, sequence: 0, backlog: 0, dataType: DataType.DATA, compressed: false, size: 0 }, payload: '' },
         { type: FrameType.ERROR_RESPONSE, receiverId: 2, kind: ErrorKind.PARTITION_NOT_FOUND, message: 'partition p not found' },
         { type: FrameType.ERROR_RESPONSE, receiverId: CONNECTION_WIDE, kind: ErrorKind.FAILURE, message: 'bye' },
       ]);
@@ -130,7 +130,7 @@ describe('frame codec', () => {
 
   test.each([
     ['a wrong magic', Buffer.from('GET / HTTP/1.1\r\n'), CLIENT_FRAMES, /bad handshake: magic 0x47455420/],
-    ['another version', encodeHandshake(9), CLIENT_FRAMES, /protocol version 9, this peer speaks 3/],
+    ['another version', encodeHandshake(9), CLIENT_FRAMES, /protocol version 9, this peer speaks 4/],
     ['an unknown type', Buffer.concat([handshake, head(1, 0)]), CLIENT_FRAMES, /unknown frame type 0/],
     ['a frame of the other direction', Buffer.concat([handshake, head(14, FrameType.BUFFER_RESPONSE)]), CLIENT_FRAMES, /unexpected BufferResponse/],
     ['an oversized length', Buffer.concat([handshake, head(0xffff_ffff, FrameType.PARTITION_REQUEST)]), CLIENT_FRAMES, /length 4294967295 is outside 16..1039/],

@@ -5,7 +5,7 @@ import { writeCorpus } from '../src/job/Corpus.js';
 import { runInProcessWordCount, topWords } from './helpers/inProcessWordCount.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
-import type { PartitionType } from '../src/network/partition/ResultPartition.js';
+import type { PartitionTypeName } from '../src/job/TaskDeployment.js';
 import { channelForKey } from '../src/network/writer/ChannelSelector.js';
 import { KiB, MiB, tempDir } from './helpers/plane.js';
 
@@ -28,7 +28,7 @@ beforeAll(() => {
 afterAll(() => work.remove());
 
 describe('in-process word count', () => {
-  test.each<[number, number, PartitionType]>([
+  test.each<[number, number, PartitionTypeName]>([
     [3, 4, 'pipelined'],
     [3, 4, 'blocking'],
     [1, 1, 'pipelined'],

@@ -9,6 +9,8 @@ export interface SubmitOptions {
   params: string[];
   parallelism?: number;
   exchange?: string;
+  /** Compress the buffers of the job's edges (where their type allows it). */
+  compression?: boolean;
   wait: boolean;
   /** Type-check a TypeScript job before uploading it, and refuse it on a type error. */
   typecheck?: boolean;
@@ -32,6 +34,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
+  if (options.compression) body.compression = true;
   if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
     const source = await moduleSource(options.target, options.typecheck ?? false);
     const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });

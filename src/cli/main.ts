@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { useClientCredentials } from '../job/Http.js';
 import { JobManager } from '../jobmanager/JobManager.js';
 import { log, setLogLevel } from '../Logger.js';
+import { loadPartitionTypes } from '../network/partition/PartitionTypes.js';
 import { ClusterSecret, isLoopback } from '../security/ClusterSecret.js';
 import { loadTls } from '../security/TlsFiles.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
@@ -13,14 +14,16 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
-                      [--history-bytes SIZE] [--module-ttl MS] [--max-module-size SIZE] [--data-dir DIR] [--metrics-retention MS]
-  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-                       [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE] [--metrics-retention MS]
-  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
-                 [--metrics-retention MS]
+                      [--history-bytes SIZE] [--module-ttl MS] [--max-module-size SIZE] [--data-dir DIR] [--partition-type FILE ...]
+                      [--metrics-retention MS]
+  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--spill-dir DIR]
+                       [--host 127.0.0.1] [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...]
+                       [--metrics-retention MS]
+  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--port 8081]
+                 [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...] [--metrics-retention MS]
   every command: [--log-level fatal|error|warn|info|debug|trace|silent] (JSON lines on stderr; readable on a terminal)
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
-                  [--exchange pipelined|blocking] [--wait] [--typecheck]
+                  [--exchange pipelined|blocking|sort-merge|hybrid|TYPE] [--compression] [--wait] [--typecheck]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)
 every command: [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]; servers: [--insecure]
   the cluster secret comes from --secret-file or SPILLWAY_SECRET (at least 32 characters); without one a
@@ -45,6 +48,7 @@ const OPTIONS = {
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
+  'managed-memory': { type: 'string' },
   'buffer-size': { type: 'string', default: '32kb' },
   'spill-dir': { type: 'string' },
   'cancel-timeout': { type: 'string' },
@@ -53,6 +57,8 @@ const OPTIONS = {
   param: { type: 'string', multiple: true },
   parallelism: { type: 'string' },
   exchange: { type: 'string' },
+  compression: { type: 'boolean', default: false },
+  'partition-type': { type: 'string', multiple: true },
   wait: { type: 'boolean', default: false },
   typecheck: { type: 'boolean', default: false },
   'log-level': { type: 'string' },
@@ -79,6 +85,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  // Partition types are registered in every process that names or makes partitions, before it serves anything.
+  const partitionTypes = (values['partition-type'] ?? []).map((file) => path.resolve(file));
+  if (command === 'jobmanager' || command === 'taskmanager') await loadPartitionTypes(partitionTypes);
   const tls = loadTls({ cert: values['tls-cert'], key: values['tls-key'], ca: values['tls-ca'] });
   const secret = ClusterSecret.resolve({
     file: values['secret-file'],
@@ -120,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
         cancelTimeoutMs: optionalInt('cancel-timeout', values['cancel-timeout']),
         taskHeapBytes: values['task-heap'] === undefined ? undefined : parseSize(values['task-heap']),
         metricsRetentionMs,
+        managedMemory: values['managed-memory'] === undefined ? undefined : parseSize(values['managed-memory']),
         ...security,
         // A refused secret does not get better by retrying: it says why and exits 1.
         onUnauthorized: (error) => {
@@ -151,6 +161,8 @@ async function main(argv: string[]): Promise<number> {
           ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
           ...(values['log-level'] === undefined ? [] : ['--log-level', values['log-level']]),
           ...(metricsRetentionMs === undefined ? [] : ['--metrics-retention', String(metricsRetentionMs)]),
+          ...(values['managed-memory'] === undefined ? [] : ['--managed-memory', String(parseSize(values['managed-memory']))]),
+          ...partitionTypes.flatMap((file) => ['--partition-type', file]),
         ],
       });
       onSignal(() => cluster.stop());
@@ -168,6 +180,7 @@ async function main(argv: string[]): Promise<number> {
         params: values.param ?? [],
         parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
         exchange: values.exchange,
+        compression: values.compression,
         wait: values.wait,
         typecheck: values.typecheck,
       });

@@ -70,6 +70,10 @@ export type Partitioning =
 export interface StageInput {
   from: string;
   partitioning: Partitioning;
+  /** The partition type of this edge (a registered name); the job's `exchange` when absent. */
+  exchange?: string;
+  /** Compress this edge's buffers (where its type allows); the job's `compression` when absent. */
+  compression?: boolean;
 }
 
 export type Source =
@@ -153,6 +157,12 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
     const type = input.partitioning?.type;
     if (!['hash', 'range', 'rebalance', 'forward', 'broadcast'].includes(type)) {
       throw new InvalidJobError(`stage "${stage.name}": unknown partitioning "${type}"`);
+    }
+    if (input.exchange !== undefined && (typeof input.exchange !== 'string' || input.exchange === '')) {
+      throw new InvalidJobError(`stage "${stage.name}": the exchange of its input from "${input.from}" must name a partition type, not ${JSON.stringify(input.exchange)}`);
+    }
+    if (input.compression !== undefined && typeof input.compression !== 'boolean') {
+      throw new InvalidJobError(`stage "${stage.name}": compression of its input from "${input.from}" must be true or false, not ${JSON.stringify(input.compression)}`);
     }
   }
   const p = stage.parallelism ?? parallelism;

@@ -1,4 +1,5 @@
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+/** A partition type by the name it is registered under. */
+export type PartitionTypeName = string;
 
 /** Where a partition lives: a TaskManager and its data port. */
 export interface PartitionLocation {
@@ -16,7 +17,7 @@ export interface JobReference {
 
 /** One input edge of a task: a channel per producer subtask, reading this task's subpartition. */
 export interface InputGateDescriptor {
-  exchange: PartitionType;
+  exchange: PartitionTypeName;
   channels: { partitionId: string; subpartition: number; location: PartitionLocation | null }[];
 }
 
@@ -27,7 +28,9 @@ export interface OutputDescriptor {
   /** Which input of the consuming stage this edge is. */
   consumerInput: number;
   numSubpartitions: number;
-  type: PartitionType;
+  type: PartitionTypeName;
+  /** Compress its buffers (asked for, and its type allows it). */
+  compression: boolean;
 }
 
 /** Everything a TaskManager needs to run one subtask. */
@@ -62,4 +65,11 @@ export interface TaskCounters {
   idleMs?: number;
   /** Records and bytes written to each output edge, in the order of the deployment's outputs. */
   outputs?: { records: number; bytes: number }[];
+  /** Bytes the task's operators wrote to spill files past their managed memory. */
+  spilledBytes: number;
+}
+
+/** Counters of a task that has done nothing yet. */
+export function emptyCounters(): TaskCounters {
+  return { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0, spilledBytes: 0 };
 }

@@ -1,6 +1,7 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
-import type { JobReference, TaskCounters, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import { emptyCounters, type JobReference, type TaskCounters, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
+import type { PartitionType } from '../network/partition/PartitionType.js';
+import { partitionType } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import type { CounterSample, TaskRates } from './TaskRates.js';
@@ -30,6 +31,8 @@ export interface ExecutionEdge {
   /** Which input of the consuming stage. */
   input: number;
   type: PartitionType;
+  /** Its buffers are compressed: asked for (on the input or the job) and allowed by its type. */
+  compression: boolean;
   /** Forward: producer subtask i feeds consumer subtask i alone, through a partition of one subpartition. */
   pointwise: boolean;
 }
@@ -48,7 +51,7 @@ export class ExecutionGraph {
   readonly stages: StageDefinition[];
   readonly edges: ExecutionEdge[] = [];
   readonly vertices = new Map<string, ExecutionVertex>();
-  /** Stages connected by pipelined edges, deployed together; in topological order. */
+  /** Stages connected by edges that are pipelined and cannot be read again: deployed (and restarted) together; in topological order. */
   readonly regions: string[][];
   /** Slots each TaskManager gives this job: the TaskManagers it runs on, and nothing else. */
   readonly slots = new Map<string, number>();
@@ -58,6 +61,7 @@ export class ExecutionGraph {
     readonly definition: JobDefinition,
     readonly parallelism: number,
     exchange: PartitionType,
+    compression: boolean,
     readonly job: JobReference,
     taskManagers: TaskManagerInfo[],
     readonly bufferTimeout: number,
@@ -66,15 +70,17 @@ export class ExecutionGraph {
     for (const stage of this.stages) {
       const probeBlocking = this.probeMustBlock(stage);
       (stage.inputs ?? []).forEach((input, i) => {
-        const type = i === 1 && probeBlocking ? 'blocking' : exchange;
+        let type = input.exchange === undefined ? exchange : partitionType(input.exchange);
+        if (i === 1 && probeBlocking && bindsRegion(type)) type = partitionType('blocking');
         const pointwise = input.partitioning.type === 'forward';
-        this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, pointwise });
+        const compressed = type.isCompressible && (input.compression ?? compression);
+        this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, compression: compressed, pointwise });
       });
       const p = this.stageParallelism(stage.name);
       for (let subtask = 0; subtask < p; subtask++) {
         const taskId = `${jobId}.${stage.name}.${subtask}`;
         const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
-        const counters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+        const counters = emptyCounters();
         this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, state: 'CREATED', counters });
       }
     }
@@ -113,7 +119,10 @@ export class ExecutionGraph {
     }
   }
 
-  /** A region may start once every blocking partition it reads has finished. */
+  /**
+   * A region may start once every partition it reads from outside is announced: a
+   * pipelined one (hybrid) at its first buffer, any other once finished.
+   */
   isDeployable(region: string[], tracker: PartitionTracker): boolean {
     return this.edges
       .filter((e) => region.includes(e.to) && !region.includes(e.from))
@@ -125,7 +134,7 @@ export class ExecutionGraph {
       .filter((e) => e.to === vertex.stage)
       .sort((a, b) => a.input - b.input)
       .map((edge) => ({
-        exchange: edge.type,
+        exchange: edge.type.name,
         channels: this.verticesOf(edge.from)
           .filter((producer) => !edge.pointwise || producer.subtask === vertex.subtask)
           .map((producer) => {
@@ -141,7 +150,8 @@ export class ExecutionGraph {
         consumerStage: edge.to,
         consumerInput: edge.input,
         numSubpartitions: edge.pointwise ? 1 : this.stageParallelism(edge.to),
-        type: edge.type,
+        type: edge.type.name,
+        compression: edge.compression,
       }));
     return {
       jobId: this.jobId,
@@ -160,7 +170,8 @@ export class ExecutionGraph {
   /**
    * A join reads its build input to the end before its probe input. If both descend
    * from one stage, a pipelined probe input would stall that stage, and through it
-   * the build input: the probe side is then made blocking (it goes to memory or disk).
+   * the build input: a probe side whose type is pipelined is then made blocking (it
+   * goes to memory or disk).
    */
   private probeMustBlock(stage: StageDefinition): boolean {
     const inputs = stage.inputs ?? [];
@@ -177,7 +188,7 @@ export class ExecutionGraph {
   private pipelinedRegions(): string[][] {
     const parent = new Map(this.stages.map((s) => [s.name, s.name]));
     const find = (x: string): string => (parent.get(x) === x ? x : find(parent.get(x)!));
-    for (const edge of this.edges) if (edge.type === 'pipelined') parent.set(find(edge.from), find(edge.to));
+    for (const edge of this.edges) if (bindsRegion(edge.type)) parent.set(find(edge.from), find(edge.to));
     const regions = new Map<string, string[]>();
     for (const stage of this.stages) {
       const root = find(stage.name);
@@ -185,4 +196,14 @@ export class ExecutionGraph {
     }
     return [...regions.values()];
   }
+}
+
+/**
+ * Producer and consumer of an edge belong to one pipelined region when its partition
+ * is consumed while produced and cannot be read again: neither can run (or restart)
+ * without the other. A re-readable partition (blocking, sort-merge, hybrid) is a
+ * region boundary.
+ */
+export function bindsRegion(type: PartitionType): boolean {
+  return type.isPipelined && !type.isReReadable;
 }

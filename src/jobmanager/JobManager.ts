@@ -11,7 +11,7 @@ import type { JobDefinition } from '../job/JobDefinition.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
 import { bindPolicy, type ClusterSecret } from '../security/ClusterSecret.js';
@@ -75,7 +75,8 @@ interface SubmitBody {
   module?: string;
   params?: Record<string, unknown>;
   parallelism?: number;
-  exchange?: PartitionType;
+  exchange?: string;
+  compression?: boolean;
   bufferTimeout?: number;
 }
 
@@ -87,7 +88,8 @@ const submitSchema = {
     name: { type: 'string' },
     params: { type: 'object' },
     parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
-    exchange: { type: 'string', enum: ['pipelined', 'blocking'] },
+    exchange: { type: 'string', minLength: 1 },
+    compression: { type: 'boolean' },
     bufferTimeout: { type: 'integer', minimum: -1 },
   },
   additionalProperties: false,
@@ -343,6 +345,7 @@ export class JobManager {
       definition = await this.loader.load(ref);
       validateJob(definition, parallelism);
       for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
+      checkExchanges(definition, body.exchange);
     } catch (error) {
       throw badRequest((error as Error).message);
     }
@@ -351,7 +354,8 @@ export class JobManager {
       definition,
       ref,
       parallelism,
-      exchange: body.exchange ?? 'pipelined',
+      exchange: partitionType(body.exchange ?? 'pipelined'),
+      compression: body.compression ?? false,
       bufferTimeout: body.bufferTimeout ?? DEFAULT_BUFFER_TIMEOUT,
     });
   }
@@ -379,6 +383,17 @@ export class JobManager {
 function isPackedArray(body: Buffer): boolean {
   const first = body[0];
   return body.length > 0 && ((first >= 0x90 && first <= 0x9f) || first === 0xdc || first === 0xdd);
+}
+
+/** Every partition type the job names, as its default or on an edge, is one this JobManager knows. */
+function checkExchanges(definition: JobDefinition, exchange: string | undefined): void {
+  if (exchange !== undefined && !hasPartitionType(exchange)) throw new Error(`exchange: ${new UnknownPartitionTypeError(exchange).message}`);
+  for (const stage of definition.stages) {
+    for (const input of stage.inputs ?? []) {
+      if (input.exchange === undefined || hasPartitionType(input.exchange)) continue;
+      throw new Error(`stage "${stage.name}": the input from "${input.from}": ${new UnknownPartitionTypeError(input.exchange).message}`);
+    }
+  }
 }
 
 function badRequest(message: string): Error {

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { JobReference, TaskCounters } from '../job/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
 import type { JobState } from './Scheduler.js';
 import type { TaskRates } from './TaskRates.js';
 
@@ -18,12 +17,19 @@ export interface TaskView {
   rates?: TaskRates;
 }
 
-/** An exchange between two stages as it stands (live) or ended (kept). */
+/** One exchange of a job as GET /jobs/:id shows it. */
 export interface EdgeView {
   from: string;
   to: string;
+  /** Which input of `to`. */
   input: number;
-  type: string;
+  /** Its partition type, and what that type is. */
+  type: PartitionTypeName;
+  pipelined: boolean;
+  reReadable: boolean;
+  storage: string;
+  compression: boolean;
+  /** Records and bytes its producers wrote to it, and their rates (over the last second while they run, over their life once ended). */
   records: number;
   bytes: number;
   recordsPerSecond: number;
@@ -45,14 +51,15 @@ export interface JobRecord {
   state: JobState;
   error?: string;
   parallelism: number;
-  exchange: PartitionType;
+  exchange: PartitionTypeName;
+  compression?: boolean;
   submitted: number;
   started?: number;
   ended?: number;
   ref: JobReference;
   counters: TaskCounters;
   tasks: TaskView[];
-  /** Absent in records kept by a JobManager before edges were recorded. */
+  /** Its exchanges, once it was placed (absent from records of older JobManagers). */
   edges?: EdgeView[];
   /** Bytes of collected records kept in the store for it. */
   resultBytes: number;

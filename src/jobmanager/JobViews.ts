@@ -1,4 +1,4 @@
-import type { TaskCounters } from '../job/TaskDeployment.js';
+import { emptyCounters, type TaskCounters } from '../job/TaskDeployment.js';
 import type { ExecutionEdge, ExecutionGraph } from './ExecutionGraph.js';
 import type { EdgeView, JobRecord } from './JobStore.js';
 import type { Job } from './Scheduler.js';
@@ -12,12 +12,13 @@ export function jobSeq(id: string): number | undefined {
 /** A job as it stands, as the store keeps it and the REST API shows it. */
 export function snapshot(job: Job): JobRecord {
   const vertices = [...(job.graph?.vertices.values() ?? [])];
-  const counters: TaskCounters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  const counters: TaskCounters = emptyCounters();
   for (const v of vertices) {
     counters.recordsIn += v.counters.recordsIn;
     counters.bytesIn += v.counters.bytesIn;
     counters.recordsOut += v.counters.recordsOut;
     counters.bytesOut += v.counters.bytesOut;
+    counters.spilledBytes += v.counters.spilledBytes;
   }
   let resultBytes = 0;
   for (const bytes of job.resultBytes.values()) resultBytes += bytes;
@@ -28,7 +29,8 @@ export function snapshot(job: Job): JobRecord {
     state: job.state,
     error: job.error,
     parallelism: job.parallelism,
-    exchange: job.exchange,
+    exchange: job.exchange.name,
+    compression: job.compression,
     submitted: job.submitted,
     started: job.started,
     ended: job.ended,
@@ -44,7 +46,7 @@ export function snapshot(job: Job): JobRecord {
       counters: v.counters,
       rates: v.rates,
     })),
-    edges: job.graph ? job.graph.edges.map((edge) => edgeView(job.graph!, edge)) : [],
+    edges: job.graph?.edges.map((edge) => edgeView(job.graph!, edge)),
     resultBytes,
   };
 }
@@ -60,7 +62,11 @@ function edgeView(graph: ExecutionGraph, edge: ExecutionEdge): EdgeView {
     from: edge.from,
     to: edge.to,
     input: edge.input,
-    type: edge.type,
+    type: edge.type.name,
+    pipelined: edge.type.isPipelined,
+    reReadable: edge.type.isReReadable,
+    storage: edge.type.storage,
+    compression: edge.compression,
     records: 0,
     bytes: 0,
     recordsPerSecond: 0,
@@ -104,9 +110,10 @@ export function details(job: JobRecord): Record<string, unknown> {
     started: job.started,
     ended: job.ended,
     counters: job.counters,
+    compression: job.compression ?? false,
+    edges: job.edges ?? [],
     // Each task's ratios, backpressure level and output rates sit beside its counters.
     tasks: job.tasks.map(({ rates, ...task }) => ({ ...task, ...rates })),
-    edges: job.edges ?? [],
     progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
     resultBytes: job.resultBytes,
     resultsDropped: job.resultsDropped,

@@ -1,5 +1,5 @@
 import type { PartitionLocation } from '../job/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { PartitionType } from '../network/partition/PartitionType.js';
 
 export interface TrackedPartition {
   id: string;
@@ -14,7 +14,7 @@ export interface TrackedPartition {
 
 /**
  * The JobManager's record of every partition: where it lives, whether it is ready
- * (pipelined: first buffer produced; blocking: finished) and who consumes it.
+ * (a pipelined type: first buffer produced; any other: finished) and who consumes it.
  */
 export class PartitionTracker {
   private readonly partitions = new Map<string, TrackedPartition>();

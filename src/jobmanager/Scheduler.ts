@@ -1,7 +1,7 @@
 import type { JobDefinition } from '../job/JobDefinition.js';
 import { callJson } from '../job/Http.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/ResultPartition.js';
+import type { PartitionType } from '../network/partition/PartitionType.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
 import type { JobHistory } from './JobHistory.js';
@@ -18,7 +18,10 @@ export interface JobSubmission {
   definition: JobDefinition;
   ref: JobReference;
   parallelism: number;
+  /** The default type of its edges. */
   exchange: PartitionType;
+  /** The default compression of its edges. */
+  compression: boolean;
   bufferTimeout: number;
 }
 
@@ -146,7 +149,8 @@ export class Scheduler {
         this.fail(job, `could not tell task ${consumer} that partition ${partitionId} is ready: ${e.message}`),
       );
     }
-    if (partition.type === 'blocking') this.deployReadyRegions(job);
+    // A region reading it may now start (at once for a pipelined type across regions, such as hybrid).
+    this.deployReadyRegions(job);
   }
 
   /**
@@ -177,7 +181,7 @@ export class Scheduler {
     if (taskManagers.length === 0) return false;
     let graph: ExecutionGraph;
     try {
-      graph = new ExecutionGraph(job.id, job.definition, job.parallelism, job.exchange, job.ref, taskManagers, job.bufferTimeout);
+      graph = new ExecutionGraph(job.id, job.definition, job.parallelism, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout);
     } catch (error) {
       this.fail(job, (error as Error).message);
       return false;

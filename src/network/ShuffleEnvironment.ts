@@ -4,7 +4,9 @@ import { InputGate } from './consumer/InputGate.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './consumer/InputChannel.js';
 import { LocalInputChannel } from './consumer/LocalInputChannel.js';
 import { RemoteInputChannel, type RemoteAddress } from './consumer/RemoteInputChannel.js';
-import { ResultPartition, type PartitionType } from './partition/ResultPartition.js';
+import type { PartitionType } from './partition/PartitionType.js';
+import { partitionType } from './partition/PartitionTypes.js';
+import { ResultPartition } from './partition/ResultPartition.js';
 import { ResultPartitionManager } from './partition/ResultPartitionManager.js';
 import { ConnectionManager, type ConnectionListener } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
@@ -14,6 +16,9 @@ import type { TransportSecurity } from './transport/TransportSecurity.js';
 export const DEFAULT_BUFFERS_PER_SUBPARTITION = 128;
 /** Bytes a blocking partition keeps in memory before it spills. */
 export const DEFAULT_BLOCKING_MEMORY_BUDGET = 16 << 20;
+/** Buffers the TaskManager's read pool lends at most to readers of partitions on disk (sort-merge, hybrid), and its share of network memory at most. */
+export const DEFAULT_READ_BUFFERS = 256;
+const READ_POOL_SHARE = 1 / 8;
 /** Buffers a remote channel owns for its whole life (Flink's exclusive buffers). */
 export const DEFAULT_EXCLUSIVE_BUFFERS = 2;
 /** Buffers a gate's remote channels borrow by backlog (Flink's floating buffers). */
@@ -39,6 +44,8 @@ export interface ShuffleOptions {
   exclusiveBuffersPerChannel?: number;
   /** Default DEFAULT_FLOATING_BUFFERS. */
   floatingBuffersPerGate?: number;
+  /** Default DEFAULT_READ_BUFFERS, or an eighth of the network memory if that is less. */
+  readBuffers?: number;
   /** Where connection problems are reported (each message names the peer); a warning on the console by default. */
   log?: (message: string) => void;
   /** Told when a data connection opens or closes. */
@@ -58,6 +65,7 @@ export class ShuffleEnvironment {
   readonly connections: ConnectionManager;
   private readonly server: DataServer;
   private dataAddress: RemoteAddress | null = null;
+  private readPool: BufferPool | null = null;
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
@@ -83,16 +91,50 @@ export class ShuffleEnvironment {
     return this.server.connectionCount;
   }
 
-  createPartition(id: string, type: PartitionType, numSubpartitions: number): ResultPartition {
-    const perSubpartition = this.options.buffersPerSubpartition ?? DEFAULT_BUFFERS_PER_SUBPARTITION;
-    const budget = this.options.blockingMemoryBudget ?? DEFAULT_BLOCKING_MEMORY_BUDGET;
-    const segment = this.buffers.segmentSize;
-    const min = numSubpartitions + 1;
-    const max = type === 'pipelined' ? numSubpartitions * perSubpartition + 1 : Math.ceil(budget / segment) + min;
-    const pool = new BufferPool(this.buffers, min, Math.max(min, max), `pool of partition ${id}`);
-    const partition = new ResultPartition({ id, type, numSubpartitions, pool, spillDir: this.options.spillDir, memoryBudget: budget });
+  /**
+   * A partition of the given type (or type name), registered with this process's
+   * partition manager. `compression` compresses what is written to it here (a task
+   * thread compresses its buffers itself before they reach the partition).
+   */
+  createPartition(id: string, type: PartitionType | string, numSubpartitions: number, compression = false): ResultPartition {
+    const kind = typeof type === 'string' ? partitionType(type) : type;
+    const config = {
+      segmentSize: this.buffers.segmentSize,
+      buffersPerSubpartition: this.options.buffersPerSubpartition ?? DEFAULT_BUFFERS_PER_SUBPARTITION,
+      memoryBudget: this.options.blockingMemoryBudget ?? DEFAULT_BLOCKING_MEMORY_BUDGET,
+    };
+    const { min, max } = kind.poolSize(numSubpartitions, config);
+    const pool = new BufferPool(this.buffers, min, Math.max(min, max, 1), `pool of partition ${id}`);
+    let partition: ResultPartition;
+    try {
+      partition = new ResultPartition({
+        id,
+        type: kind,
+        numSubpartitions,
+        pool,
+        spillDir: this.options.spillDir,
+        memoryBudget: config.memoryBudget,
+        buffersPerSubpartition: config.buffersPerSubpartition,
+        readPool: () => this.sharedReadPool(),
+        compression,
+      });
+    } catch (error) {
+      pool.destroy();
+      throw error;
+    }
     this.partitions.register(partition);
     return partition;
+  }
+
+  /**
+   * The bounded pool that every reader of a partition on disk borrows from, so that
+   * many readers cannot take the network memory. It reserves nothing: a read buffer
+   * goes back to the network memory as soon as its consumer is done with it.
+   */
+  private sharedReadPool(): BufferPool {
+    const max = this.options.readBuffers ?? Math.max(4, Math.min(DEFAULT_READ_BUFFERS, Math.floor(this.buffers.totalSegments * READ_POOL_SHARE)));
+    this.readPool ??= new BufferPool(this.buffers, 0, max, 'read pool of partitions on disk');
+    return this.readPool;
   }
 
   /**
@@ -140,6 +182,7 @@ export class ShuffleEnvironment {
 
   async close(): Promise<void> {
     this.partitions.releaseWhere(() => true);
+    this.readPool?.destroy();
     await Promise.all([this.server.close(), this.connections.close()]);
   }
 }

@@ -4,7 +4,8 @@ import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js
 import { InputGate } from '../../src/network/consumer/InputGate.js';
 import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
 import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import { ResultPartition, type PartitionType } from '../../src/network/partition/ResultPartition.js';
+import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
+import type { PartitionTypeName } from '../../src/job/TaskDeployment.js';
 import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
 import { KeyGroupSelector } from '../../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
@@ -18,7 +19,7 @@ export interface InProcessWordCountOptions {
   files: readonly string[];
   producers: number;
   consumers: number;
-  exchange: PartitionType;
+  exchange: PartitionTypeName;
   /** Where a blocking exchange spills; required for one. */
   spillDir?: string;
   /** The network memory to use; by default a pool of its own (64 MiB of 32 KiB buffers). */

@@ -8,7 +8,7 @@ export interface ExchangeOptions {
   /**
    * The partition type of this edge; without it, the job's `exchange` (POST /jobs, or
    * `spillway submit --exchange`). Written as the edge's `exchange` field of the job
-   * definition; an engine without per-edge types uses the job's for every edge.
+   * definition.
    */
   exchange?: PartitionTypeName;
   /** Compress this edge's buffers; written as the edge's `compression` field, as `exchange`. */

@@ -17,6 +17,8 @@ export interface BufferRecycler {
 export class NetworkBuffer {
   /** Number of valid bytes from the start of the segment. */
   size = 0;
+  /** The bytes are a compressed block of records (BufferCodec); set by whoever compressed them. */
+  compressed = false;
   private refs = 1;
 
   constructor(

@@ -19,6 +19,8 @@ export class InputGate implements ChannelAvailability {
   private requested = false;
   /** Time spent waiting for data, ms: the reader's idle time (Flink's idleTime). */
   idleMs = 0;
+  /** Flag set by close(): no data will come, whatever the channels had. */
+  private closed = false;
   /** The channel of the buffer the last pollNext() returned. */
   lastChannel = -1;
 
@@ -36,6 +38,11 @@ export class InputGate implements ChannelAvailability {
 
   get numberOfChannels(): number {
     return this.channels.length;
+  }
+
+  /** True once close() was called: a reader waiting on the gate must stop, not wait again. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   get isFinished(): boolean {
@@ -94,6 +101,7 @@ export class InputGate implements ChannelAvailability {
 
   /** Stops every channel and frees their buffers. */
   close(): void {
+    this.closed = true;
     for (const channel of this.channels) channel.release();
     this.ready.drain();
     const wake = this.wakeUp;

@@ -56,6 +56,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   /** The buffer being received: its segment, type and size. */
   private incoming: Buffer | null = null;
   private incomingType = DataType.DATA;
+  private incomingCompressed = false;
   private incomingSize = 0;
 
   constructor(
@@ -120,6 +121,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     }
     this.backlog = header.backlog;
     this.incomingType = header.dataType;
+    this.incomingCompressed = header.compressed;
     this.incomingSize = header.size;
     if (header.dataType === DataType.EVENT) {
       // Events need no credit: they land in memory of their own.
@@ -145,6 +147,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     } else {
       buffer = new NetworkBuffer(segment, this);
       buffer.size = this.incomingSize;
+      buffer.compressed = this.incomingCompressed;
       this.requestFloatingBuffers();
     }
     this.received.push(buffer);

@@ -1,26 +1,35 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { compressInPlace } from '../buffer/BufferCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
-import { PipelinedSubpartition } from './PipelinedSubpartition.js';
-import { SpillableSubpartition } from './SpillableSubpartition.js';
+import type { PartitionConfig, PartitionStorage, PartitionType } from './PartitionType.js';
+import { partitionType } from './PartitionTypes.js';
 import type { ResultPartitionWriter } from './ResultPartitionWriter.js';
-import type { AvailabilityListener, ResultSubpartition, ResultSubpartitionView } from './ResultSubpartition.js';
-
-/** pipelined: streaming, read while produced; blocking: read after the producer finished, re-readable. */
-export type PartitionType = 'pipelined' | 'blocking';
+import type { AvailabilityListener, ResultSubpartitionView } from './ResultSubpartition.js';
+import { PartitionReleasedError } from './ResultSubpartition.js';
 
 export interface ResultPartitionOptions {
   /** Unique within the cluster; opaque to the network layer. */
   id: string;
-  type: PartitionType;
+  /** The type, or the name it is registered under. */
+  type: PartitionType | string;
   numSubpartitions: number;
   /** The partition's own buffers; destroyed with it. */
   pool: BufferPool;
-  /** Blocking only: where spill files go. */
+  /** Where a type that writes to disk puts its files (a folder per partition is made in it). */
   spillDir?: string;
-  /** Blocking only: bytes kept in memory before subpartitions spill. */
+  /** Bytes a type that spills keeps in memory before it writes to disk. */
   memoryBudget?: number;
+  /** Buffers each subpartition of a pipelined partition may queue (sizing only). */
+  buffersPerSubpartition?: number;
+  /** The TaskManager's bounded pool for reading partitions back from disk. */
+  readPool?: () => BufferPool;
+  /**
+   * Compress buffers written here (where the type allows it). A task thread compresses
+   * its buffers itself before they reach the partition; this is for writers in the same thread.
+   */
+  compression?: boolean;
 }
 
 /** See ResultPartition.bufferStats(). */
@@ -32,52 +41,62 @@ export interface PartitionBufferStats {
 
 /**
  * The data one task produces for one output edge: one subpartition per consumer
- * subtask. Owns its BufferPool; release() drops all data, fails readers and deletes
- * spill files.
+ * subtask, kept the way its PartitionType's storage keeps it. What every type shares
+ * lives here: the first-buffer announcement, finish once, release once (which fails
+ * readers, deletes files and destroys the pool).
  */
 export class ResultPartition implements ResultPartitionWriter {
   readonly id: string;
   readonly type: PartitionType;
   readonly pool: BufferPool;
-  private readonly subpartitions: ResultSubpartition[];
-  private readonly spillables: SpillableSubpartition[] = [];
-  private readonly memoryBudget: number;
-  private memoryInUse = 0;
-  private consumedSubpartitions = 0;
+  readonly numSubpartitions: number;
+  private readonly storage: PartitionStorage;
+  private readonly dir: string | null;
+  private readonly compression: boolean;
   private firstBuffer = true;
   private finishing: Promise<void> | null = null;
   private released = false;
   /** Called once, with the first buffer or at finish if there was none: a pipelined partition is then ready to consume. */
   onFirstBuffer: () => void = () => {};
-  /** Called when every subpartition of a pipelined partition has been read to its end. */
+  /** Called when every subpartition of a partition that is not re-readable has been read to its end. */
   onConsumed: () => void = () => {};
 
   constructor(options: ResultPartitionOptions) {
-    const { id, type, numSubpartitions, pool } = options;
+    const { id, numSubpartitions, pool } = options;
     if (!Number.isInteger(numSubpartitions) || numSubpartitions < 1) {
       throw new RangeError(`partition ${id}: ${numSubpartitions} subpartitions`);
     }
     this.id = id;
-    this.type = type;
+    this.type = typeof options.type === 'string' ? partitionType(options.type) : options.type;
     this.pool = pool;
-    // Every subpartition's buffer being filled, plus one, must fit beside the kept ones.
-    const keepable = Math.max(0, pool.max - numSubpartitions - 1) * pool.segmentSize;
-    this.memoryBudget = Math.min(options.memoryBudget ?? keepable, keepable);
-    this.subpartitions = [];
-    for (let i = 0; i < numSubpartitions; i++) this.subpartitions.push(this.createSubpartition(i, options));
-  }
-
-  get numSubpartitions(): number {
-    return this.subpartitions.length;
+    this.numSubpartitions = numSubpartitions;
+    this.compression = (options.compression ?? false) && this.type.isCompressible;
+    this.dir = options.spillDir === undefined ? null : path.join(options.spillDir, fileName(id));
+    const config: PartitionConfig = {
+      segmentSize: pool.segmentSize,
+      buffersPerSubpartition: options.buffersPerSubpartition ?? 128,
+      // Every subpartition's buffer being filled, plus one, must fit beside the kept ones.
+      memoryBudget: Math.min(options.memoryBudget ?? Infinity, Math.max(0, pool.max - numSubpartitions - 1) * pool.segmentSize),
+    };
+    const readPool = options.readPool ?? ((): BufferPool => pool);
+    this.storage = this.type.createStorage({
+      id,
+      numSubpartitions,
+      pool,
+      config,
+      spillDir: this.dir ?? '',
+      readPool,
+      consumed: () => this.onConsumed(),
+    });
   }
 
   get isReleased(): boolean {
     return this.released;
   }
 
-  /** Bytes written to spill files so far. */
+  /** Bytes written to disk so far. */
   get bytesSpilled(): number {
-    return this.spillables.reduce((sum, s) => sum + s.bytesOnDisk, 0);
+    return this.storage.bytesOnDisk;
   }
 
   /**
@@ -86,53 +105,52 @@ export class ResultPartition implements ResultPartitionWriter {
    * one) but not yet back in the pool. Buffers a writer is filling count in none.
    */
   bufferStats(filling: number): PartitionBufferStats {
-    let queued = 0;
-    let spilled = 0;
-    for (const s of this.subpartitions) {
-      queued += s.buffersInMemory;
-      spilled += s.buffersOnDisk;
-    }
+    const { queued, spilled } = this.storage.bufferCounts?.() ?? { queued: 0, spilled: 0 };
     return { queued, spilled, handedOut: Math.max(0, this.pool.buffersInUse - filling - queued) };
   }
 
   add(buffer: NetworkBuffer, subpartition: number): void {
+    if (subpartition < 0 || subpartition >= this.numSubpartitions) {
+      buffer.recycle();
+      throw new RangeError(`partition ${this.id} has no subpartition ${subpartition}`);
+    }
     this.notifyFirstBuffer();
-    this.subpartitions[subpartition].add(buffer);
+    if (this.compression) compressInPlace(buffer);
+    this.storage.add(buffer, subpartition);
   }
 
-  /** Ends every subpartition; resolves when all of it is readable (spill files written). */
+  broadcast(buffer: NetworkBuffer): void {
+    this.notifyFirstBuffer();
+    if (this.compression) compressInPlace(buffer);
+    this.storage.broadcast(buffer);
+  }
+
+  /** Ends every subpartition; resolves when all of it is readable (files written). */
   finish(): Promise<void> {
     // A producer that wrote nothing still produces end-of-partition: its consumers must learn of it.
     this.notifyFirstBuffer();
-    // Reading a spilled subpartition takes buffers of this pool: none may stay kept in memory then,
-    // since network memory is shared and the pool may be held to its minimum by the time consumers read.
-    if (this.finishing === null && this.spillables.some((s) => s.isSpilled)) for (const s of this.spillables) s.spill();
-    this.finishing ??= Promise.all(this.subpartitions.map((s) => s.finish())).then(() => {});
+    this.finishing ??= this.released ? Promise.reject(new PartitionReleasedError(`partition ${this.id}`)) : this.storage.finish();
     return this.finishing;
   }
 
-  /**
-   * The writer found the pool empty. Buffers a blocking partition keeps in memory come
-   * back only through the disk, and the pool may never reach the maximum the budget
-   * was sized for (network memory is shared): unless a spill write is under way,
-   * which will return buffers, spill the largest subpartition held in memory.
-   */
+  /** The writer found the pool empty: a type that keeps buffers may free some. */
   onPoolExhausted(): void {
-    if (this.spillables.some((s) => s.isWriting)) return;
-    this.spillLargest();
+    if (!this.released) this.storage.onPoolExhausted();
   }
 
   createSubpartitionView(index: number, listener: AvailabilityListener): ResultSubpartitionView {
-    const subpartition = this.subpartitions[index];
-    if (!subpartition) throw new RangeError(`partition ${this.id} has no subpartition ${index}`);
-    return subpartition.createReadView(listener);
+    if (!Number.isInteger(index) || index < 0 || index >= this.numSubpartitions) throw new RangeError(`partition ${this.id} has no subpartition ${index}`);
+    if (this.released) throw new PartitionReleasedError(`partition ${this.id}`);
+    return this.storage.createReadView(index, listener);
   }
 
   release(cause?: Error): void {
     if (this.released) return;
     this.released = true;
-    for (const subpartition of this.subpartitions) subpartition.release(cause);
+    this.storage.release(cause ?? new Error('released'));
     this.pool.destroy();
+    // A type's files live in the partition's own folder: whatever it left goes with it (open files live on until closed).
+    if (this.dir !== null) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
   private notifyFirstBuffer(): void {
@@ -140,35 +158,9 @@ export class ResultPartition implements ResultPartitionWriter {
     this.firstBuffer = false;
     this.onFirstBuffer();
   }
+}
 
-  private createSubpartition(index: number, options: ResultPartitionOptions): ResultSubpartition {
-    const name = `subpartition ${index} of partition ${options.id}`;
-    if (options.type === 'pipelined') {
-      return new PipelinedSubpartition(index, name, () => {
-        if (++this.consumedSubpartitions === this.subpartitions.length) this.onConsumed();
-      });
-    }
-    if (!options.spillDir) throw new Error(`blocking partition ${options.id} needs a spill directory`);
-    fs.mkdirSync(options.spillDir, { recursive: true });
-    const file = path.join(options.spillDir, `${options.id.replace(/[^\w.-]/g, '_')}.${index}.spill`);
-    const spillable = new SpillableSubpartition(index, name, file, options.pool, (delta) => this.accountMemory(delta));
-    this.spillables.push(spillable);
-    return spillable;
-  }
-
-  /** Keeps the in-memory bytes of a blocking partition within budget by spilling its largest subpartitions. */
-  private accountMemory(delta: number): void {
-    this.memoryInUse += delta;
-    while (this.memoryInUse > this.memoryBudget && this.spillLargest());
-  }
-
-  /** Spills the subpartition with the most bytes in memory; false if none holds any. */
-  private spillLargest(): boolean {
-    let largest: SpillableSubpartition | null = null;
-    for (const s of this.spillables) {
-      if (!s.isSpilled && s.bytesInMemory > 0 && (largest === null || s.bytesInMemory > largest.bytesInMemory)) largest = s;
-    }
-    largest?.spill();
-    return largest !== null;
-  }
+/** A partition id as a file name. */
+function fileName(id: string): string {
+  return id.replace(/[^\w.-]/g, '_');
 }

@@ -11,16 +11,18 @@ export class PartitionNotFoundError extends Error {
 
 /**
  * A process's registry of the partitions it produces; serves read requests for
- * them, local and remote. A pipelined partition is released once fully consumed,
- * a blocking one only when told.
+ * them, local and remote. A partition that cannot be read again is released once
+ * fully consumed, a re-readable one only when told.
  */
 export class ResultPartitionManager {
   private readonly partitions = new Map<string, ResultPartition>();
+  /** Bytes the released partitions had written to disk. */
+  private releasedBytesOnDisk = 0;
 
   register(partition: ResultPartition): void {
     if (this.partitions.has(partition.id)) throw new Error(`partition ${partition.id} is registered already`);
     this.partitions.set(partition.id, partition);
-    if (partition.type === 'pipelined') partition.onConsumed = () => this.release(partition.id);
+    if (!partition.type.isReReadable) partition.onConsumed = () => this.release(partition.id);
   }
 
   get(id: string): ResultPartition | undefined {
@@ -35,6 +37,13 @@ export class ResultPartitionManager {
     return [...this.partitions.keys()];
   }
 
+  /** Bytes every partition of this process ever wrote to disk (files, headers included). */
+  get bytesWrittenToDisk(): number {
+    let bytes = this.releasedBytesOnDisk;
+    for (const partition of this.partitions.values()) bytes += partition.bytesSpilled;
+    return bytes;
+  }
+
   createSubpartitionView(id: string, subpartition: number, listener: AvailabilityListener): ResultSubpartitionView {
     const partition = this.partitions.get(id);
     if (!partition) throw new PartitionNotFoundError(id);
@@ -45,6 +54,7 @@ export class ResultPartitionManager {
     const partition = this.partitions.get(id);
     if (!partition) return;
     this.partitions.delete(id);
+    this.releasedBytesOnDisk += partition.bytesSpilled;
     partition.release(cause);
   }
 

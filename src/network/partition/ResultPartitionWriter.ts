@@ -22,6 +22,8 @@ export interface ResultPartitionWriter {
   readonly pool: WriterBufferPool;
   /** Appends a filled buffer to a subpartition; ownership passes. Throws if the partition failed or was released. */
   add(buffer: NetworkBuffer, subpartition: number): void;
+  /** Appends a filled buffer to every subpartition (a broadcast); ownership passes. A type may store it once. */
+  broadcast(buffer: NetworkBuffer): void;
   /** Ends every subpartition; resolves once all of it is readable (a blocking partition's files written). */
   finish(): Promise<void>;
   /** The writer found the pool empty: a partition that keeps buffers may free some (spill). */

@@ -23,13 +23,13 @@ export interface ResultSubpartition {
   readonly index: number;
   /** Producer side: appends a buffer whose ownership passes to the subpartition. */
   add(buffer: NetworkBuffer): void;
-  /** Producer side: no more buffers; appends end-of-partition. */
-  finish(): void;
+  /** Producer side: no more buffers; appends end-of-partition. A promise, if any, resolves once all of it is readable. */
+  finish(): void | Promise<void>;
   createReadView(listener: AvailabilityListener): ResultSubpartitionView;
-  /** Buffers held in memory (data and events), written and not yet read. */
-  readonly buffersInMemory: number;
-  /** Buffers in its spill file, kept for every reader. */
-  readonly buffersOnDisk: number;
+  /** Buffers held in memory (data and events), written and not yet read; a type that does not tell counts none. */
+  readonly buffersInMemory?: number;
+  /** Buffers in its spill file, kept for every reader; a type that does not tell counts none. */
+  readonly buffersOnDisk?: number;
   /** Drops everything, fails readers with the cause, and deletes any file. */
   release(cause?: Error): void;
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { DataType, NetworkBuffer, unpooledBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import { EventType, eventBuffer } from '../serialization/Events.js';
+import { encodeBuffers, readBufferAt, writeFully } from './PartitionFile.js';
 import {
   PartitionReleasedError,
   type AvailabilityListener,
@@ -10,13 +11,13 @@ import {
 } from './ResultSubpartition.js';
 import { networkCounters } from '../NetworkCounters.js';
 
-/** How many buffers one writev() takes at most. */
-const MAX_WRITE_BATCH = 256;
+/** How many buffers one writev() takes at most (each is two chunks: header and payload). */
+const MAX_WRITE_BATCH = 128;
 
 /**
  * Blocking exchange: buffers are kept in memory until the partition's memory budget
  * is exceeded; then this subpartition is spilled (its buffers appended to its own
- * file, and every later buffer too). Readable once the producer finished and every
+ * file, each behind a checked header (PartitionFile.ts), and every later buffer too). Readable once the producer finished and every
  * write is on disk; can be read any number of times until released.
  */
 export class SpillableSubpartition implements ResultSubpartition {
@@ -28,6 +29,7 @@ export class SpillableSubpartition implements ResultSubpartition {
   private readonly lengths: number[] = [];
   private readonly types: DataType[] = [];
   private fd: number | null = null;
+  private file = '';
   private fileSize = 0;
   /** Reads of the file in flight: the file is closed only once none is. */
   private reads = 0;
@@ -43,7 +45,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   constructor(
     readonly index: number,
     private readonly name: string,
-    private readonly spillPath: string,
+    /** The file to spill to; its folder is made when first asked. */
+    private readonly spillPath: () => string,
     /** The pool the partition writes with; reading spilled buffers borrows from it too. */
     readonly pool: BufferPool,
     private readonly onMemoryChange: (deltaBytes: number) => void,
@@ -105,7 +108,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   /** Moves the in-memory buffers, and all later ones, to the spill file. */
   spill(): void {
     if (this.isSpilled || this.failure !== null) return;
-    this.fd = fs.openSync(this.spillPath, 'w+');
+    this.file = this.spillPath();
+    this.fd = fs.openSync(this.file, 'w+');
     networkCounters.spillFiles++;
     const buffers = this.memory;
     const bytes = this.memoryBytes;
@@ -150,7 +154,7 @@ export class SpillableSubpartition implements ResultSubpartition {
     for (const view of this.views) view.fail();
     this.views.clear();
     // The name goes at once; the open file lives on until the I/O in flight is done.
-    if (this.fd !== null) fs.rmSync(this.spillPath, { force: true });
+    if (this.fd !== null) fs.rmSync(this.file, { force: true });
     this.closeFileWhenIdle();
     this.wakeFinishers();
   }
@@ -168,8 +172,7 @@ export class SpillableSubpartition implements ResultSubpartition {
       type === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(length), type) : await this.pool.requestBufferAsync();
     try {
       if (this.fd === null || this.failure !== null) throw this.failure ?? new Error(`${this.name} has no file`);
-      await this.readFile(this.fd, buffer.segment, length, this.offsets[i]);
-      buffer.size = length;
+      await this.readFile(this.fd, buffer, this.offsets[i]);
       return buffer;
     } catch (error) {
       buffer.recycle();
@@ -177,10 +180,10 @@ export class SpillableSubpartition implements ResultSubpartition {
     }
   }
 
-  private async readFile(fd: number, target: Buffer, length: number, position: number): Promise<void> {
+  private async readFile(fd: number, target: NetworkBuffer, position: number): Promise<void> {
     this.reads++;
     try {
-      await readFully(fd, target, length, position);
+      await readBufferAt(fd, position, target, `spill file of ${this.name}`);
     } finally {
       this.reads--;
       if (this.failure !== null) this.closeFileWhenIdle();
@@ -215,22 +218,24 @@ export class SpillableSubpartition implements ResultSubpartition {
       return;
     }
     this.writing = true;
-    const chunks = batch.map((buffer) => buffer.bytes());
-    const position = this.fileSize;
-    writeFully(this.fd, chunks, position, (error) => {
-      for (const buffer of batch) {
+    const { chunks, offsets, end } = encodeBuffers(batch, this.fileSize);
+    const done = (error: Error | null): void => {
+      batch.forEach((buffer, i) => {
         if (!error) {
-          this.offsets.push(this.fileSize);
+          this.offsets.push(offsets[i]);
           this.lengths.push(buffer.size);
           this.types.push(buffer.dataType);
-          this.fileSize += buffer.size;
-          networkCounters.spilledBytes += buffer.size;
         }
         buffer.recycle();
-      }
+      });
       if (error) this.release(error);
+      else {
+        networkCounters.spilledBytes += end - this.fileSize;
+        this.fileSize = end;
+      }
       this.writeBatch();
-    });
+    };
+    writeFully(this.fd, chunks, this.fileSize).then(() => done(null), done);
   }
 
   private markReadyIfWritten(): void {
@@ -337,38 +342,4 @@ class SpillableView implements ResultSubpartitionView {
       },
     );
   }
-}
-
-function writeFully(fd: number, chunks: Buffer[], position: number, done: (error: Error | null) => void): void {
-  fs.writev(fd, chunks, position, (error, written) => {
-    if (error) return done(error);
-    let total = 0;
-    for (const chunk of chunks) total += chunk.length;
-    if (written === total) return done(null);
-    // A short write: continue with what is left.
-    let skip = written;
-    const rest: Buffer[] = [];
-    for (const chunk of chunks) {
-      if (skip >= chunk.length) skip -= chunk.length;
-      else {
-        rest.push(chunk.subarray(skip));
-        skip = 0;
-      }
-    }
-    writeFully(fd, rest, position + written, done);
-  });
-}
-
-function readFully(fd: number, target: Buffer, length: number, position: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const step = (done: number): void => {
-      if (done === length) return resolve();
-      fs.read(fd, target, done, length - done, position + done, (error, read) => {
-        if (error) return reject(error);
-        if (read === 0) return reject(new Error(`spill file ended early at ${position + done}`));
-        step(done + read);
-      });
-    };
-    step(0);
-  });
 }

@@ -1,4 +1,5 @@
 import { Unpackr } from 'msgpackr';
+import { decompress } from '../buffer/BufferCodec.js';
 import { NetworkBuffer, UNPOOLED } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
 
@@ -47,7 +48,9 @@ export class RecordDeserializer {
 
   setNextBuffer(buffer: NetworkBuffer): void {
     if (this.buffer !== null || this.index < this.records.length) throw new Error('previous buffer not fully read');
-    if (buffer.segment.buffer instanceof SharedArrayBuffer) buffer = this.copyOutOfSharedMemory(buffer);
+    // Decompressing copies out of shared memory too.
+    if (buffer.compressed) buffer = decompress(buffer, buffer.capacity);
+    else if (buffer.segment.buffer instanceof SharedArrayBuffer) buffer = this.copyOutOfSharedMemory(buffer);
     this.buffer = buffer;
     this.segment = buffer.segment;
     this.position = 0;

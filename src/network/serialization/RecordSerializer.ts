@@ -128,11 +128,6 @@ export class RecordSerializer {
     this.start = this.position = this.end = 0;
   }
 
-  /** Stages the same batch again, for the next channel of a broadcast. */
-  rewind(): void {
-    this.position = this.start;
-  }
-
   /** Copies what fits of the staged batch into the buffer; true when the batch is complete. */
   copyTo(buffer: NetworkBuffer): boolean {
     const free = buffer.capacity - buffer.size;

@@ -11,7 +11,8 @@ import type { RingWriter } from './SharedRing.js';
  * | task thread -> network thread | operands |
  * |---|---|
  * | WANT | partition, count: buffers the writer would like granted |
- * | BUFFER | partition, subpartition, segment, size: a filled buffer, ownership passes |
+ * | BUFFER | partition, subpartition, segment, size, compressed (0/1): a filled buffer, ownership passes |
+ * | BROADCAST | partition, segment, size, compressed (0/1): a filled buffer for every subpartition, ownership passes |
  * | UNUSED | partition, segment: a granted buffer given back unfilled |
  * | RECYCLE | loan: an input buffer the task is done with |
  * | FINISH | partition: no more buffers; answer FINISHED once readable |
@@ -22,7 +23,7 @@ import type { RingWriter } from './SharedRing.js';
  * | network thread -> task thread | operands |
  * |---|---|
  * | GRANT | partition, segment, outside: a buffer of the partition's pool, and how many of its buffers are in use outside the task |
- * | INPUT | gate, channel, loan, segment, size: a data buffer lent to the task; RECYCLE it by its loan |
+ * | INPUT | gate, channel, loan, segment, size, compressed (0/1): a data buffer lent to the task; RECYCLE it by its loan |
  * | EVENT | gate, channel, event type |
  * | CHANNEL_ERROR | gate, channel, s |
  * | FINISHED | partition, s: the partition is readable, or (s not empty) why it is not |
@@ -38,6 +39,7 @@ export const enum Op {
   RELEASE = 6,
   OPEN = 7,
   CLOSE = 8,
+  BROADCAST = 9,
   GRANT = 11,
   INPUT = 12,
   EVENT = 13,

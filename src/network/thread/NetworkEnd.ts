@@ -9,6 +9,9 @@ import { eventTypeOf, EventType } from '../serialization/Events.js';
 import type { ChannelSource, ShuffleEnvironment } from '../ShuffleEnvironment.js';
 import { decodeString, encodeString, type EntrySink, Op } from './Handover.js';
 
+/** The subpartition operand of a broadcast buffer. */
+const BROADCAST = -1;
+
 /** What the network end asks of the process that runs the task. */
 export interface NetworkEndListener {
   /** The task starts reading input `gate`: call attachInput() once its producers are known. */
@@ -93,7 +96,11 @@ export class NetworkEnd {
       const op = entries[i] as Op;
       switch (op) {
         case Op.BUFFER:
-          this.onBuffer(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4]);
+          this.onBuffer(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4], entries[i + 5] === 1);
+          i += 6;
+          break;
+        case Op.BROADCAST:
+          this.onBuffer(entries[i + 1], BROADCAST, entries[i + 2], entries[i + 3], entries[i + 4] === 1);
           i += 5;
           break;
         case Op.RECYCLE:
@@ -181,7 +188,7 @@ export class NetworkEnd {
     }
     const loan = this.nextLoan++;
     this.lent.set(loan, { buffer, gate: g, local: this.gates[g].channels[channel] instanceof LocalInputChannel });
-    this.port.add([Op.INPUT, g, channel, loan, segment, buffer.size]);
+    this.port.add([Op.INPUT, g, channel, loan, segment, buffer.size, buffer.compressed ? 1 : 0]);
     return false;
   }
 
@@ -200,12 +207,14 @@ export class NetworkEnd {
     this.port.add([Op.CHANNEL_ERROR, g, channel, ...encodeString(message)]);
   }
 
-  private onBuffer(p: number, subpartition: number, segment: number, size: number): void {
+  private onBuffer(p: number, subpartition: number, segment: number, size: number, compressed: boolean): void {
     const buffer = this.takeBack(p, segment);
     if (buffer === undefined) return;
     buffer.size = size;
+    buffer.compressed = compressed;
     try {
-      this.partitions[p].add(buffer, subpartition);
+      if (subpartition === BROADCAST) this.partitions[p].broadcast(buffer);
+      else this.partitions[p].add(buffer, subpartition);
     } catch (error) {
       this.port.add([Op.PARTITION_ERROR, p, ...encodeString(error instanceof Error ? error.message : String(error))]);
       return;

@@ -12,6 +12,8 @@ import { ThreadResultPartition } from './ThreadResultPartition.js';
 export interface ThreadPartitionSpec {
   id: string;
   numSubpartitions: number;
+  /** Compress its buffers (the edge asked for it and its type allows it). */
+  compression: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export class TaskEnd {
   ) {
     this.arena = shared instanceof SegmentArena ? shared : new SegmentArena(shared);
     this.partitions = outputs.map(
-      (spec, p) => new ThreadResultPartition(this.port, p, spec.id, spec.numSubpartitions, new ThreadBufferPool(this.port, p, this.arena)),
+      (spec, p) => new ThreadResultPartition(this.port, p, spec.id, spec.numSubpartitions, new ThreadBufferPool(this.port, p, this.arena), spec.compression),
     );
   }
 
@@ -74,8 +76,8 @@ export class TaskEnd {
       const op = entries[i] as Op;
       switch (op) {
         case Op.INPUT:
-          this.onInput(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4], entries[i + 5]);
-          i += 6;
+          this.onInput(entries[i + 1], entries[i + 2], entries[i + 3], entries[i + 4], entries[i + 5], entries[i + 6] === 1);
+          i += 7;
           break;
         case Op.GRANT:
           this.partitions[entries[i + 1]].pool.granted(entries[i + 2], entries[i + 3]);
@@ -113,9 +115,10 @@ export class TaskEnd {
     }
   }
 
-  private onInput(g: number, channel: number, loan: number, segment: number, size: number): void {
+  private onInput(g: number, channel: number, loan: number, segment: number, size: number, compressed: boolean): void {
     const buffer = new NetworkBuffer(this.arena.segment(segment), new Loan(this.port, loan));
     buffer.size = size;
+    buffer.compressed = compressed;
     this.gates[g][channel].deliver(buffer);
   }
 }

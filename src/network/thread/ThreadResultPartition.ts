@@ -1,3 +1,4 @@
+import { compressInPlace } from '../buffer/BufferCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
 import { encodeString, Op, type HandoverPort } from './Handover.js';
@@ -19,15 +20,28 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     readonly id: string,
     readonly numSubpartitions: number,
     readonly pool: ThreadBufferPool,
+    /** Compress each buffer here, in the producing task's thread, as Flink does. */
+    private readonly compression: boolean,
   ) {}
 
   add(buffer: NetworkBuffer, subpartition: number): void {
-    if (this.failure !== null) {
-      buffer.recycle();
-      throw this.failure;
-    }
-    const size = buffer.size;
-    this.port.add([Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size]);
+    this.check(buffer);
+    if (this.compression) compressInPlace(buffer);
+    const { size, compressed } = buffer;
+    this.port.add([Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size, compressed ? 1 : 0]);
+  }
+
+  broadcast(buffer: NetworkBuffer): void {
+    this.check(buffer);
+    if (this.compression) compressInPlace(buffer);
+    const { size, compressed } = buffer;
+    this.port.add([Op.BROADCAST, this.index, this.pool.handedOver(buffer), size, compressed ? 1 : 0]);
+  }
+
+  private check(buffer: NetworkBuffer): void {
+    if (this.failure === null) return;
+    buffer.recycle();
+    throw this.failure;
   }
 
   finish(): Promise<void> {

@@ -12,6 +12,7 @@ import {
   PARTITION_REQUEST_FIXED,
   PROTOCOL_VERSION,
   ProtocolError,
+  WireDataType,
 } from './Protocol.js';
 
 /** Every frame but BufferResponse, decoded. */
@@ -29,6 +30,8 @@ export interface BufferHeader {
   sequence: number;
   backlog: number;
   dataType: DataType;
+  /** The payload is a compressed block of records. */
+  compressed: boolean;
   /** Payload bytes. */
   size: number;
 }
@@ -68,7 +71,7 @@ export class FrameDecoder {
   private remaining = 0;
   private stopped = false;
   private accepted: boolean[] = [];
-  private readonly header: BufferHeader = { receiverId: 0, sequence: 0, backlog: 0, dataType: DataType.DATA, size: 0 };
+  private readonly header: BufferHeader = { receiverId: 0, sequence: 0, backlog: 0, dataType: DataType.DATA, compressed: false, size: 0 };
 
   constructor(
     private readonly handler: FrameHandler,
@@ -160,9 +163,12 @@ export class FrameDecoder {
     header.receiverId = bytes.readUInt32BE(at);
     header.sequence = bytes.readUInt32BE(at + 4);
     header.backlog = bytes.readUInt32BE(at + 8);
-    const dataType = bytes[at + 12];
-    if (dataType !== DataType.DATA && dataType !== DataType.EVENT) throw new ProtocolError(`unknown buffer data type ${dataType}`);
-    header.dataType = dataType;
+    const wireType = bytes[at + 12];
+    if (wireType !== WireDataType.DATA && wireType !== WireDataType.EVENT && wireType !== WireDataType.COMPRESSED_DATA) {
+      throw new ProtocolError(`unknown buffer data type ${wireType}`);
+    }
+    header.dataType = wireType === WireDataType.EVENT ? DataType.EVENT : DataType.DATA;
+    header.compressed = wireType === WireDataType.COMPRESSED_DATA;
     const size = this.bodyBytes - BUFFER_RESPONSE_FIXED;
     header.size = size;
     this.phase = Phase.PAYLOAD;

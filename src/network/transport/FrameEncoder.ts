@@ -1,4 +1,4 @@
-import type { DataType } from '../buffer/NetworkBuffer.js';
+import { DataType } from '../buffer/NetworkBuffer.js';
 import {
   ADD_CREDIT_BYTES,
   BUFFER_RESPONSE_FIXED,
@@ -12,6 +12,7 @@ import {
   MAX_PARTITION_ID_BYTES,
   PARTITION_REQUEST_FIXED,
   PROTOCOL_VERSION,
+  WireDataType,
 } from './Protocol.js';
 
 /** Builds frames; all integers big-endian. The layouts are in PROTOCOL.md. */
@@ -47,6 +48,7 @@ export function writeBufferResponseHeader(
   sequence: number,
   backlog: number,
   dataType: DataType,
+  compressed: boolean,
   payloadBytes: number,
 ): void {
   target.writeUInt32BE(1 + BUFFER_RESPONSE_FIXED + payloadBytes, offset);
@@ -54,7 +56,7 @@ export function writeBufferResponseHeader(
   target.writeUInt32BE(receiverId, offset + 5);
   target.writeUInt32BE(sequence, offset + 9);
   target.writeUInt32BE(backlog, offset + 13);
-  target[offset + 17] = dataType;
+  target[offset + 17] = dataType === DataType.EVENT ? WireDataType.EVENT : compressed ? WireDataType.COMPRESSED_DATA : WireDataType.DATA;
 }
 
 /** Writes an AddCredit frame (ADD_CREDIT_BYTES) into target at offset, so that many go out in one write. */

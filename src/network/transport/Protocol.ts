@@ -2,7 +2,7 @@ import { MAX_SEGMENT_SIZE } from '../buffer/NetworkBufferPool.js';
 
 /** "SPWY": the first four bytes each peer sends, so that a stray client is recognised at once. */
 export const MAGIC = 0x5350_5759;
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Magic (u32), version (u16), reserved (u16, zero). */
 export const HANDSHAKE_BYTES = 8;
 
@@ -32,6 +32,14 @@ export const FRAME_NAMES: Readonly<Record<number, string>> = {
   [FrameType.AUTH_NONCE]: 'AuthNonce',
   [FrameType.AUTH_PROOF]: 'AuthProof',
 };
+
+/** A BufferResponse's data type byte: what its payload is. */
+export const enum WireDataType {
+  DATA = 0,
+  EVENT = 1,
+  /** Records compressed as one block (BufferCodec). */
+  COMPRESSED_DATA = 2,
+}
 
 /** What an ErrorResponse reports. */
 export const enum ErrorKind {

@@ -206,7 +206,7 @@ export class ServerConnection implements FrameHandler {
         if (buffer === null) continue;
         headers ??= Buffer.allocUnsafe(MAX_BATCH_BUFFERS * BUFFER_HEADER_BYTES);
         const offset = sent.length * BUFFER_HEADER_BYTES;
-        writeBufferResponseHeader(headers, offset, reader.receiverId, reader.nextSequence(), reader.backlog, buffer.dataType, buffer.size);
+        writeBufferResponseHeader(headers, offset, reader.receiverId, reader.nextSequence(), reader.backlog, buffer.dataType, buffer.compressed, buffer.size);
         write(headers.subarray(offset, offset + BUFFER_HEADER_BYTES));
         if (buffer.size > 0) write(buffer.bytes());
         sent.push(buffer);

@@ -39,10 +39,10 @@ export class RecordWriter<T> {
   ) {
     const n = partition.numSubpartitions;
     selector.setup(n);
-    // A broadcast sends each channel the same sequence, so one serializer (and one structure history) serves all.
+    // A broadcast sends each channel the same buffers, so one serializer (and one structure history) and one buffer serve all.
     const count = selector.isBroadcast ? 1 : n;
     this.serializers = Array.from({ length: count }, () => new RecordSerializer());
-    this.current = new Array<NetworkBuffer | null>(n).fill(null);
+    this.current = new Array<NetworkBuffer | null>(count).fill(null);
     this.capacity = partition.pool.segmentSize;
     this.flushAlways = bufferTimeout === 0;
     this.timer = bufferTimeout > 0 ? setInterval(() => this.flushOnTimer(), bufferTimeout) : null;
@@ -142,9 +142,9 @@ export class RecordWriter<T> {
   }
 
   private flushFrom(from: number): void | Promise<void> {
-    for (let channel = from; channel < this.current.length; channel++) {
-      const serializer = this.serializers[this.selector.isBroadcast ? 0 : channel];
-      if (serializer.hasPending && (channel === 0 || !this.selector.isBroadcast)) {
+    for (let channel = from; channel < this.serializers.length; channel++) {
+      const serializer = this.serializers[channel];
+      if (serializer.hasPending) {
         const waiting = this.write(channel);
         if (waiting) return waiting.then(() => this.flushFrom(channel));
       }
@@ -153,8 +153,8 @@ export class RecordWriter<T> {
   }
 
   /**
-   * Packs the channel's batch and copies it into the channel's buffers (every channel's,
-   * for a broadcast). With no buffer to start in, it waits for one before packing: a
+   * Packs the channel's batch and copies it into the channel's buffers (channel 0's
+   * speaks for every channel of a broadcast). With no buffer to start in, it waits for one before packing: a
    * batch not yet packed needs no copy of its own while it waits.
    */
   private write(channel: number): void | Promise<void> {
@@ -165,21 +165,12 @@ export class RecordWriter<T> {
     }
     const serializer = this.serializers[channel];
     serializer.stage();
-    if (!this.selector.isBroadcast) return this.copy(channel, serializer);
-    return this.copyToEach(serializer, 0);
+    return this.copy(channel, serializer);
   }
 
   private async writeAfterWait(channel: number): Promise<void> {
     await this.awaitBuffer(channel);
     await this.write(channel);
-  }
-
-  private copyToEach(serializer: RecordSerializer, from: number): void | Promise<void> {
-    for (let channel = from; channel < this.current.length; channel++) {
-      serializer.rewind();
-      const waiting = this.copy(channel, serializer);
-      if (waiting) return waiting.then(() => this.copyToEach(serializer, channel + 1));
-    }
   }
 
   /** Copies the staged batch into the channel's buffers; a promise only if a buffer had to be awaited. */
@@ -238,7 +229,12 @@ export class RecordWriter<T> {
     const buffer = this.current[channel];
     if (buffer === null || buffer.size === 0) return;
     this.current[channel] = null;
-    this.bytesOut += buffer.size;
-    this.partition.add(buffer, channel);
+    if (this.selector.isBroadcast) {
+      this.bytesOut += buffer.size * this.partition.numSubpartitions;
+      this.partition.broadcast(buffer);
+    } else {
+      this.bytesOut += buffer.size;
+      this.partition.add(buffer, channel);
+    }
   }
 }
