@@ -70,7 +70,7 @@ function jobOf(i: number, hashes: { modules: string[]; failing: string }): { bod
       return { body: { ...base, module: hashes.modules[n], params: { n: 500 } }, expected: { state: 'FINISHED', check }, cancel: false, upload: MODULES[n] };
     }
     case 'failing':
-      // Uploaded again too: on a loaded machine the jobs before it may outlast the module TTL.
+      // Uploaded again before each use too: the first use may come after the module's TTL on a slow machine.
       return { body: { ...base, module: hashes.failing }, expected: { state: 'FAILED' }, cancel: false, upload: FAILING };
     case 'canceled':
       return { body: { ...base, job: 'synthetic', params: { records: 50_000_000, keys: 50 } }, expected: { state: 'CANCELED' }, cancel: true };
