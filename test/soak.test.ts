@@ -70,7 +70,7 @@ function jobOf(i: number, hashes: { modules: string[]; failing: string }): { bod
       return { body: { ...base, module: hashes.modules[n], params: { n: 500 } }, expected: { state: 'FINISHED', check }, cancel: false, upload: MODULES[n] };
     }
     case 'failing':
-      return { body: { ...base, module: hashes.failing }, expected: { state: 'FAILED' }, cancel: false };
+      return { body: { ...base, module: hashes.failing, restart: { strategy: 'none' } }, expected: { state: 'FAILED' }, cancel: false };
     case 'canceled':
       return { body: { ...base, job: 'synthetic', params: { records: 50_000_000, keys: 50 } }, expected: { state: 'CANCELED' }, cancel: true };
   }

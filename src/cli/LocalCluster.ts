@@ -45,6 +45,8 @@ export class LocalCluster {
   url = '';
   /** Holds every TaskManager's spill folder; removed on stop, even after a TaskManager was killed. */
   private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
+  /** TaskManagers started so far: the next one's index. */
+  private started = 0;
 
   constructor(private readonly options: LocalClusterOptions) {}
 
@@ -52,15 +54,18 @@ export class LocalCluster {
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
     this.url = await this.startJobManager(this.options.port ?? 0);
-    for (let i = 0; i < this.options.taskManagers; i++) {
-      const spillDir = this.taskManagerDir(i);
-      const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
-      if (this.options.memory) args.push('--memory', this.options.memory);
-      if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
-      this.spawn(args);
-    }
+    for (let i = 0; i < this.options.taskManagers; i++) this.addTaskManager();
     await this.waitForTaskManagers();
     return this.url;
+  }
+
+  /** Starts one more TaskManager (it registers by itself); returns its process. */
+  addTaskManager(): ChildProcess {
+    const spillDir = this.taskManagerDir(this.started++);
+    const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
+    if (this.options.memory) args.push('--memory', this.options.memory);
+    if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
+    return this.spawn(args);
   }
 
   async stop(): Promise<void> {

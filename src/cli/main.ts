@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { JobManager } from '../jobmanager/JobManager.js';
+import { defaultStrategy, type RestartStrategy, type RestartStrategyName } from '../jobmanager/RestartStrategy.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
 import { LocalCluster } from './LocalCluster.js';
 import { parseSize } from './Size.js';
@@ -10,12 +11,15 @@ import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
-                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR]
+                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR] [--module-load-timeout MS]
+                      [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
                        [--cancel-timeout MS] [--task-heap SIZE]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
+                 [--restart-strategy S] [--restart-attempts N] [--restart-delay MS]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait] [--typecheck]
+                  [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
 
 const OPTIONS = {
@@ -27,6 +31,10 @@ const OPTIONS = {
   'history-bytes': { type: 'string' },
   'module-ttl': { type: 'string' },
   'data-dir': { type: 'string' },
+  'module-load-timeout': { type: 'string' },
+  'restart-strategy': { type: 'string' },
+  'restart-attempts': { type: 'string' },
+  'restart-delay': { type: 'string' },
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
@@ -53,6 +61,28 @@ function optionalInt(name: string, text: string | undefined): number | undefined
   return text === undefined ? undefined : positiveInt(name, text);
 }
 
+function nonNegativeInt(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be an integer of 0 or more, not "${text}"`);
+  return value;
+}
+
+/** The strategy the three --restart-* options name, or undefined when none is given. */
+function restartOption(values: { 'restart-strategy'?: string; 'restart-attempts'?: string; 'restart-delay'?: string }): RestartStrategy | undefined {
+  const name = values['restart-strategy'];
+  const attempts = nonNegativeInt('restart-attempts', values['restart-attempts']);
+  const delay = nonNegativeInt('restart-delay', values['restart-delay']);
+  if (name === undefined && attempts === undefined && delay === undefined) return undefined;
+  return defaultStrategy((name ?? 'fixed-delay') as RestartStrategyName, attempts, delay);
+}
+
+/** The --restart-* options again, checked, for a child process. */
+function restartArgs(values: { 'restart-strategy'?: string; 'restart-attempts'?: string; 'restart-delay'?: string }): string[] {
+  restartOption(values);
+  return (['restart-strategy', 'restart-attempts', 'restart-delay'] as const).flatMap((name) => (values[name] === undefined ? [] : [`--${name}`, values[name]!]));
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   // Control-plane connections idle longer than 5 s close, whatever the server's keep-alive:
@@ -74,6 +104,8 @@ async function main(argv: string[]): Promise<number> {
         historyBytes: values['history-bytes'] === undefined ? undefined : parseSize(values['history-bytes']),
         moduleTtlMs: optionalInt('module-ttl', values['module-ttl']),
         dataDir: values['data-dir'],
+        restart: restartOption(values),
+        moduleLoadTimeoutMs: optionalInt('module-load-timeout', values['module-load-timeout']),
       });
       const url = await jm.listen();
       console.log(`spillway jobmanager listening on ${url} with its data in ${jm.dataDir}`);
@@ -104,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
         memory: values.memory,
         bufferSize: values['buffer-size'],
         port: values.port === undefined ? 8081 : Number(values.port),
+        jobManagerArgs: restartArgs(values),
         // The TaskManagers' task settings, checked here so that a bad value fails before anything starts.
         extraArgs: [
           ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
@@ -125,6 +158,7 @@ async function main(argv: string[]): Promise<number> {
         exchange: values.exchange,
         wait: values.wait,
         typecheck: values.typecheck,
+        restart: restartOption(values),
       });
     }
     default:

@@ -13,7 +13,9 @@ import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
 import { JobHistory } from './JobHistory.js';
 import { JobStore, type JobRecord } from './JobStore.js';
 import { details, jobSeq, snapshot, summary } from './JobViews.js';
+import { DEFAULT_MODULE_LOAD_TIMEOUT_MS, loadInSandbox } from './ModuleSandbox.js';
 import { DEFAULT_MODULE_TTL_MS, Modules } from './Modules.js';
+import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from './RestartStrategy.js';
 import { isTerminal, Scheduler, type Job } from './Scheduler.js';
 import { TaskManagerRegistry, type Registration } from './TaskManagerRegistry.js';
 
@@ -35,6 +37,10 @@ export interface JobManagerOptions {
    * so that a JobManager restarted on the same port finds it.
    */
   dataDir?: string;
+  /** A job's restart strategy unless it sets one (default fixed-delay, 3 attempts, 1000 ms). */
+  restart?: RestartStrategy;
+  /** How long a submitted module may take to load and define its job (default 10 s). */
+  moduleLoadTimeoutMs?: number;
 }
 
 export const DEFAULT_JOB_HISTORY = 100;
@@ -53,6 +59,7 @@ interface SubmitBody {
   parallelism?: number;
   exchange?: PartitionType;
   bufferTimeout?: number;
+  restart?: { strategy: RestartStrategyName } & Record<string, unknown>;
 }
 
 const submitSchema = {
@@ -65,6 +72,7 @@ const submitSchema = {
     parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
     exchange: { type: 'string', enum: ['pipelined', 'blocking'] },
     bufferTimeout: { type: 'integer', minimum: -1 },
+    restart: restartSchema,
   },
   additionalProperties: false,
   anyOf: [{ required: ['job'] }, { required: ['module'] }],
@@ -125,6 +133,11 @@ export class JobManager {
     return url;
   }
 
+  /** Where uploaded modules are written to be imported. */
+  private get importsDir(): string {
+    return path.join(this.dir, 'imports');
+  }
+
   /** Where the durable state is (known once listening). */
   get dataDir(): string {
     return this.dir;
@@ -145,7 +158,7 @@ export class JobManager {
       bytes: this.options.historyBytes ?? DEFAULT_HISTORY_BYTES,
     });
     this.history.recover();
-    this.loader = new JobLoader(path.join(dir, 'imports'), async (hash) => {
+    this.loader = new JobLoader(this.importsDir, async (hash) => {
       const source = this.modules.source(hash);
       if (source === undefined) throw new Error(`no module ${hash}`);
       return source;
@@ -180,6 +193,7 @@ export class JobManager {
     });
     http.get('/jobs', async () => ({ jobs: this.jobs().map((job) => summary(job)) }));
     http.get<{ Params: { id: string } }>('/jobs/:id', async (request) => details(this.job(request.params.id)));
+    http.get<{ Params: { id: string } }>('/jobs/:id/exceptions', async (request) => ({ exceptions: this.job(request.params.id).exceptions ?? [] }));
     http.get<{ Params: { id: string } }>('/jobs/:id/result', async (request, reply) => {
       const job = this.job(request.params.id);
       if (job.state !== 'FINISHED') return reply.code(409).send({ error: `job ${job.id} is ${job.state}, not FINISHED`, state: job.state });
@@ -252,15 +266,21 @@ export class JobManager {
       if (!this.registry.heartbeat(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
       return { session: this.session, modules: this.modules.hashes() };
     });
+    http.post<{ Body: { host: string; dataPort: number; reason: string } }>('/internal/taskmanagers/suspect', async (request) => {
+      const { host, dataPort, reason } = request.body;
+      const tm = this.registry.byDataAddress(host, dataPort);
+      if (tm) this.registry.suspect(tm.id, reason);
+      return {};
+    });
     http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
       for (const { taskId, counters } of request.body.tasks) this.scheduler.updateCounters(taskId, counters);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: { state: TaskState; error?: string; counters?: TaskCounters } }>(
+    http.post<{ Params: { taskId: string }; Body: { state: TaskState; attempt: number; error?: string; counters?: TaskCounters } }>(
       '/internal/tasks/:taskId/state',
       async (request) => {
-        const { state, error, counters } = request.body;
-        this.scheduler.taskStateChanged(request.params.taskId, state, error, counters);
+        const { state, attempt, error, counters } = request.body;
+        this.scheduler.taskStateChanged(request.params.taskId, attempt, state, error, counters);
         return {};
       },
     );
@@ -268,11 +288,11 @@ export class JobManager {
       this.scheduler.partitionReady(request.body.partitionId, request.body.location);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: Buffer }>('/internal/tasks/:taskId/results', async (request, reply) => {
+    http.post<{ Params: { taskId: string }; Querystring: { attempt?: string }; Body: Buffer }>('/internal/tasks/:taskId/results', async (request, reply) => {
       if (!Buffer.isBuffer(request.body) || !isPackedArray(request.body)) {
         return reply.code(400).send({ error: `the results of task ${request.params.taskId} must be one msgpack array (application/x-msgpack)` });
       }
-      await this.scheduler.addResults(request.params.taskId, request.body);
+      await this.scheduler.addResults(request.params.taskId, Number(request.query.attempt ?? 0), request.body);
       return {};
     });
   }
@@ -291,10 +311,10 @@ export class JobManager {
       ref = { builtin: name, params };
     }
     let definition: JobDefinition;
+    let restart: RestartStrategy;
     try {
-      definition = await this.loader.load(ref);
-      validateJob(definition, parallelism);
-      for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
+      restart = body.restart ? restartStrategy(body.restart, this.options.restart ?? DEFAULT_RESTART) : (this.options.restart ?? DEFAULT_RESTART);
+      definition = await this.define(ref, parallelism);
     } catch (error) {
       throw badRequest((error as Error).message);
     }
@@ -305,7 +325,23 @@ export class JobManager {
       parallelism,
       exchange: body.exchange ?? 'pipelined',
       bufferTimeout: body.bufferTimeout ?? DEFAULT_BUFFER_TIMEOUT,
+      restart,
     });
+  }
+
+  /**
+   * A job's definition, validated. A built-in's is made here; an uploaded module is
+   * loaded in a sandbox thread with a time limit, so that its code cannot stop this one.
+   */
+  private async define(ref: JobReference, parallelism: number): Promise<JobDefinition> {
+    if (ref.module === undefined) {
+      const definition = await this.loader.load(ref);
+      validateJob(definition, parallelism);
+      for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
+      return definition;
+    }
+    await this.loader.prepare(ref);
+    return loadInSandbox({ dir: this.importsDir, ref, parallelism }, this.options.moduleLoadTimeoutMs ?? DEFAULT_MODULE_LOAD_TIMEOUT_MS);
   }
 
   /** A live job as it stands, or a kept one as it ended. */

@@ -33,6 +33,8 @@ export interface ShuffleOptions {
   exclusiveBuffersPerChannel?: number;
   /** Default DEFAULT_FLOATING_BUFFERS. */
   floatingBuffersPerGate?: number;
+  /** Told when a data connection to a peer is refused or breaks. */
+  onPeerLost?: (remote: RemoteAddress, error: Error) => void;
 }
 
 /** Where a channel reads: this process, or a remote data server. */
@@ -45,12 +47,13 @@ export type ChannelSource = { address: SubpartitionAddress; remote: RemoteAddres
 export class ShuffleEnvironment {
   readonly buffers: NetworkBufferPool;
   readonly partitions = new ResultPartitionManager();
-  readonly connections = new ConnectionManager();
+  readonly connections: ConnectionManager;
   private readonly server: DataServer;
   private dataAddress: RemoteAddress | null = null;
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
+    this.connections = new ConnectionManager({ onPeerLost: options.onPeerLost });
     this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort });
   }
 

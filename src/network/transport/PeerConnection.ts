@@ -42,6 +42,8 @@ export class PeerConnection implements FrameHandler {
     private readonly idleTimeoutMs: number,
     private readonly log: (message: string) => void,
     private readonly onClosed: (connection: PeerConnection) => void,
+    /** The connection was refused or broke: not told of a close this side asked for. */
+    private readonly onBroken: (error: Error) => void = () => {},
   ) {
     this.name = formatAddress(remote);
     this.socket = net.connect({
@@ -186,6 +188,7 @@ export class PeerConnection implements FrameHandler {
     if (this.closed) return;
     this.closeWith(error);
     this.socket.destroy();
+    this.onBroken(error);
   }
 
   private closeWith(error: Error): void {
