@@ -47,6 +47,8 @@ export class LocalCluster {
   private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
   /** TaskManagers started so far: the next one's index. */
   private started = 0;
+  /** Each TaskManager process's spill folder. */
+  readonly spillDirOf = new Map<ChildProcess, string>();
 
   constructor(private readonly options: LocalClusterOptions) {}
 
@@ -59,13 +61,17 @@ export class LocalCluster {
     return this.url;
   }
 
-  /** Starts one more TaskManager (it registers by itself); returns its process. */
-  addTaskManager(): ChildProcess {
-    const spillDir = this.taskManagerDir(this.started++);
+  /**
+   * Starts one more TaskManager (it registers by itself), on a spill folder of its own
+   * or on `spillDir` (one a killed TaskManager left: it empties it first); returns its process.
+   */
+  addTaskManager(spillDir = this.taskManagerDir(this.started++)): ChildProcess {
     const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
     if (this.options.memory) args.push('--memory', this.options.memory);
     if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
-    return this.spawn(args);
+    const child = this.spawn(args);
+    this.spillDirOf.set(child, spillDir);
+    return child;
   }
 
   async stop(): Promise<void> {
