@@ -17,7 +17,7 @@ test('pipelined all-to-all edges join every subtask into one region; pipelined f
   expect(pipelinedRegions([...maps, ...counts], forward)).toEqual(maps.map((m, i) => [m, counts[i]]));
 });
 
-test('a failed consumer of blocking partitions restarts alone while its inputs live; a lost input brings its producer and that one's unfinished consumers', () => {
+test("a failed consumer of blocking partitions restarts alone while its inputs live; a lost input brings its producer and that one's unfinished consumers", () => {
   const nodes = [...maps, ...counts];
   const edges = allToAll('blocking');
   const regionOf = (n: string): number => nodes.indexOf(n);
