@@ -37,6 +37,7 @@ import {
   type WordCountRun,
 } from './cluster.js';
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
+import { measureRecovery, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTransport, type TransportResult } from './transport.js';
@@ -60,6 +61,8 @@ interface Sizes {
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
+  /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
+  recoveryBytes: number;
   sweep: SweepOptions;
 }
 
@@ -72,6 +75,7 @@ const QUICK: Sizes = {
   transportRecords: 1_000_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
+  recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
 };
 
@@ -84,6 +88,7 @@ const FULL: Sizes = {
   transportRecords: 4_000_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
+  recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
 };
 
@@ -115,6 +120,7 @@ interface Figures {
   wordCountOneSlot?: Measured<WordCountRun>;
   wordCountTwoSlots?: ClusterFigure<WordCountRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
+  recovery?: RecoveryFigures;
   sweep?: SweepPoint[];
 }
 
@@ -190,6 +196,9 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await measureSynthetic(sizes, figures, attempt);
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
+  await attempt(`recovery: blocking word count, ${sizes.recoveryBytes / 1e6} MB, a TaskManager killed halfway, in turns with an undisturbed run`, async () => {
+    figures.recovery = await measureRecovery(sizes.recoveryBytes, sizes.repeats);
+  });
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -348,12 +357,27 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   wordCountRows(figures, rows, target);
 
   spillRows(figures, rows, target);
+  recoveryRow(figures, rows, target);
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };
 }
 
 type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+
+function recoveryRow({ recovery }: Figures, rows: Row[], target: Target): void {
+  const ratio = recovery ? recovery.killed.median.seconds / recovery.undisturbed.median.seconds : null;
+  const exact = recovery !== undefined && [...recovery.undisturbed.runs, ...recovery.killed.runs].every((r) => r.exact);
+  const seconds = (r: WordCountRun): string => `${r.seconds.toFixed(2)} s (${mb(r.mbPerSec)})`;
+  rows.push({
+    figure: `recovery: blocking word count, ${recovery ? (recovery.killed.median.bytes / 1e6).toFixed(0) : '?'} MB, a TaskManager SIGKILLed halfway`,
+    measured: recovery ? `${seconds(recovery.killed.median)}, ${exactness([...recovery.undisturbed.runs, ...recovery.killed.runs])}` : 'error',
+    baseline: recovery ? `undisturbed ${seconds(recovery.undisturbed.median)}` : 'error',
+    ratio: ratio === null ? '' : x(ratio),
+    target: '<= 1.6x, exact',
+    result: target('blocking word count with a TaskManager killed halfway <= 1.6x undisturbed, exact', ratio, ratio !== null && ratio <= 1.6 && exact),
+  });
+}
 
 const exactness = (runs: readonly WordCountRun[]): string => {
   const wrong = runs.find((r) => !r.exact);
