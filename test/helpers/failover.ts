@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import { callJson } from '../../src/job/Http.js';
+import type { TaskView } from '../../src/jobmanager/JobStore.js';
 import { sleep } from './jobs.js';
 
 /** Writes `files` text files of `lines` lines of 10 space-separated words (vocabulary `vocabulary`), seeded; returns the exact counts. */
@@ -46,20 +47,11 @@ export function readTextOutput(dir: string, parts: number): [string, number][] {
   );
 }
 
-export interface TaskStatus {
-  id: string;
-  stage: string;
-  subtask: number;
-  taskManager: string;
-  attempt: number;
-  state: string;
-}
-
 export interface JobDetails {
   state: string;
   error?: string;
   restarts: number;
-  tasks: TaskStatus[];
+  tasks: TaskView[];
 }
 
 /** Polls a job until `ready` holds of it; throws after `timeoutMs`. */
