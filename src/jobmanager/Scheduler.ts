@@ -337,8 +337,8 @@ export class Scheduler {
   private deployReadyRegions(job: Job): void {
     const graph = job.graph!;
     if (job.pending) return;
-    if (this.relocateSlots(job) > 0) {
-      // A TaskManager of the job left while nothing of it ran there: wait for slots as a restart does.
+    // A TaskManager of the job is being checked, or left while nothing of it ran there: wait as a restart does.
+    if (graph.slotOwners.some((id) => this.registry.isSuspect(id)) || this.relocateSlots(job) > 0) {
       job.pending = { since: Date.now(), timer: null };
       return;
     }
@@ -418,7 +418,7 @@ export class Scheduler {
         const stop = state === 'FINISHED' ? Promise.resolve() : callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/cancel`, {});
         return stop
           .then(() => callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/release`, {}))
-          .catch((e: Error) => console.error(`jobmanager: could not stop job ${job.id} on ${id}: ${e.message}`));
+          .catch((e: Error) => this.unreachable(tm, `could not stop job ${job.id} on ${id}`, e));
       });
       // Once every task has stopped (its cancel answers then), no attempt writes any more: their files go.
       if (state !== 'FINISHED') void Promise.all(stopped).then(() => this.abortOutputs(graph));
