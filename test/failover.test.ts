@@ -9,6 +9,7 @@ import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskMan
 
 const HEARTBEAT_TIMEOUT = 3000;
 const MODULE_LOAD_TIMEOUT = 2000;
+const SLOT_TIMEOUT = 5000;
 let cluster: LocalCluster;
 let url: string;
 let work: string;
@@ -26,7 +27,7 @@ beforeAll(async () => {
     memory: '64mb',
     heartbeatTimeoutMs: HEARTBEAT_TIMEOUT,
     stdio: 'ignore',
-    jobManagerArgs: ['--module-load-timeout', String(MODULE_LOAD_TIMEOUT), '--restart-delay', '200'],
+    jobManagerArgs: ['--module-load-timeout', String(MODULE_LOAD_TIMEOUT), '--restart-delay', '200', '--slot-timeout', String(SLOT_TIMEOUT)],
   });
   url = await cluster.start();
   const source = fs.readFileSync(new URL('./fixtures/slowWordCount.mjs', import.meta.url), 'utf8');
@@ -111,6 +112,17 @@ test('restart strategy none: the same kill ends the job FAILED, naming the TaskM
   expect(status.error).toContain(victim);
   expect(status.error).toMatch(/restart strategy none/);
   await expectTaskManagersIdle(url);
+  await replenish();
+}, 60_000);
+
+test('a restart that finds no free slot on a live TaskManager fails after --slot-timeout, naming what it needed', async () => {
+  const id = await submitJob(url, { module: slowWordCount, params: { input: corpus, every: 200, tokenizePauseMs: 20 }, parallelism: 6, exchange: 'blocking' });
+  const running = await waitUntil(url, id, (j) => j.tasks.some((t) => t.stage === 'tokenize' && t.state === 'RUNNING' && t.subtask === 5), 'tokenize.5 running');
+  const victim = running.tasks.find((t) => t.stage === 'tokenize' && t.subtask === 5)!.taskManager;
+  await killHard(await processOf(url, victim, cluster.processes));
+  const status = await waitFor(url, id, SLOT_TIMEOUT + 20_000);
+  expect(status.state).toBe('FAILED');
+  expect(status.error).toMatch(new RegExp(`could not restart: 2 more free slot\\(s\\) needed on live taskmanagers, 0 free after waiting ${SLOT_TIMEOUT} ms`));
   await replenish();
 }, 60_000);
 
