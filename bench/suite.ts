@@ -39,6 +39,7 @@ import {
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureRecovery, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
+import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTransport, type TransportResult } from './transport.js';
 
@@ -119,6 +120,9 @@ interface Figures {
   /** 1 TaskManager of 2 slots: parallelism 1 and 2 in turns. */
   wordCountOneSlot?: Measured<WordCountRun>;
   wordCountTwoSlots?: ClusterFigure<WordCountRun>;
+  /** The engine's tokenizer bare in 1 and 2 worker threads: the machine's own ceiling for the 2-slot figure. */
+  bareOneThread?: Measured<ThreadScalingRun>;
+  bareTwoThreads?: Measured<ThreadScalingRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   recovery?: RecoveryFigures;
   sweep?: SweepPoint[];
@@ -268,6 +272,14 @@ async function measureWordCounts(sizes: Sizes, figures: Figures, attempt: Attemp
         figures.wordCountTwoSlots = { ...two, taskManagers: await cluster.memory() };
       }),
     );
+    await attempt(`baseline: the same tokenizer bare in 1 and 2 worker threads, in turns`, async () => {
+      await measureThreadScaling(files, bytes, 2);
+      [figures.bareOneThread, figures.bareTwoThreads] = await alternateRuns(
+        sizes.repeats,
+        { measure: () => measureThreadScaling(files, bytes, 1), key: (r) => r.seconds },
+        { measure: () => measureThreadScaling(files, bytes, 2), key: (r) => r.seconds },
+      );
+    });
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -407,6 +419,13 @@ function wordCountRows(figures: Figures, rows: Row[], target: Target): void {
     target: '>= 1.7x, exact',
     result: target('word count with 2 slots >= 1.7x 1 slot, exact counts', slotRatio, slotRatio !== null && slotRatio >= 1.7 && slotsExact),
     rss: two && rssCell(two.taskManagers),
+  });
+  const { bareOneThread: bare1, bareTwoThreads: bare2 } = figures;
+  rows.push({
+    figure: "baseline: the engine's tokenizer bare in worker threads, 2 threads against 1 (the machine's ceiling for the row above)",
+    measured: bare2 ? mb(bare2.median.mbPerSec) : 'error',
+    baseline: bare1 ? `1 thread ${mb(bare1.median.mbPerSec)}` : 'error',
+    ratio: bare1 && bare2 ? x(bare2.median.mbPerSec / bare1.median.mbPerSec) : '',
   });
 }
 
