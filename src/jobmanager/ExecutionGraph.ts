@@ -57,6 +57,8 @@ export class ExecutionGraph {
   readonly links: VertexLink[] = [];
   /** Pipelined regions of subtasks (task ids), deployed and restarted together; in topological order. */
   readonly regions: string[][];
+  /** Per region, the links that enter it from another: the partitions it reads. */
+  readonly regionInputs: VertexLink[][];
   private readonly regionIndex = new Map<string, number>();
   /** The TaskManager of each of the job's slots: subtask i of every stage runs in slot i. */
   readonly slotOwners: string[] = [];
@@ -87,13 +89,20 @@ export class ExecutionGraph {
       }
     }
     for (const edge of this.edges) {
+      const consumers = this.verticesOf(edge.to);
       for (const producer of this.verticesOf(edge.from)) {
-        const consumers = this.verticesOf(edge.to).filter((c) => !edge.pointwise || c.subtask === producer.subtask);
-        for (const c of consumers) this.links.push({ from: producer.taskId, to: c.taskId, type: edge.type, edge, producerSubtask: producer.subtask });
+        for (const c of edge.pointwise ? [consumers[producer.subtask]] : consumers) {
+          this.links.push({ from: producer.taskId, to: c.taskId, type: edge.type, edge, producerSubtask: producer.subtask });
+        }
       }
     }
     this.regions = pipelinedRegions([...this.vertices.keys()], this.links);
     this.regions.forEach((region, r) => region.forEach((taskId) => this.regionIndex.set(taskId, r)));
+    this.regionInputs = this.regions.map(() => []);
+    for (const link of this.links) {
+      const consumer = this.regionOf(link.to);
+      if (this.regionOf(link.from) !== consumer) this.regionInputs[consumer].push(link);
+    }
     for (let slot = 0; slot < parallelism; slot++) this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
   }
 
@@ -164,9 +173,7 @@ export class ExecutionGraph {
 
   /** A region may start once every blocking partition it reads has finished. */
   isDeployable(region: number, tracker: PartitionTracker): boolean {
-    return this.links
-      .filter((l) => this.regionOf(l.to) === region && this.regionOf(l.from) !== region)
-      .every((l) => tracker.get(this.linkPartition(l))?.ready === true);
+    return this.regionInputs[region].every((l) => tracker.get(this.linkPartition(l))?.ready === true);
   }
 
   descriptor(vertex: ExecutionVertex, tracker: PartitionTracker): TaskDeploymentDescriptor {

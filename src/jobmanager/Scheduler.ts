@@ -282,7 +282,7 @@ export class Scheduler {
   /** Some partition the region reads from another was ready on a TaskManager that is gone. */
   private hasLostInput(job: Job, region: number): boolean {
     const graph = job.graph!;
-    return graph.links.some((l) => graph.regionOf(l.to) === region && graph.regionOf(l.from) !== region && this.isLost(graph.linkPartition(l)));
+    return graph.regionInputs[region].some((l) => this.isLost(graph.linkPartition(l)));
   }
 
   private isLost(partitionId: string): boolean {
