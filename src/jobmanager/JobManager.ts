@@ -95,6 +95,8 @@ export class JobManager {
   private modules!: Modules;
   private loader!: JobLoader;
   private ticker: NodeJS.Timeout | null = null;
+  /** Modules being loaded for a submission, with how many loads of each are under way. */
+  private readonly defining = new Map<string, number>();
   private opened: () => void = () => {};
   private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
   private dir = '';
@@ -164,7 +166,11 @@ export class JobManager {
       return source;
     });
     // A kept job's module stays; so does one a live job runs (the history indexes live jobs too).
-    this.modules = new Modules(this.store, this.loader, this.options.moduleTtlMs ?? DEFAULT_MODULE_TTL_MS, () => this.history.modulesInUse());
+    this.modules = new Modules(this.store, this.loader, this.options.moduleTtlMs ?? DEFAULT_MODULE_TTL_MS, () => {
+      const used = this.history.modulesInUse();
+      for (const hash of this.defining.keys()) used.add(hash);
+      return used;
+    });
     this.scheduler = new Scheduler(this.registry, this.history, this.options.slotTimeoutMs, (job) => {
       if (job.ref.module !== undefined) this.modules.touch(job.ref.module);
     });
@@ -340,8 +346,18 @@ export class JobManager {
       for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
       return definition;
     }
-    await this.loader.prepare(ref);
-    return loadInSandbox({ dir: this.importsDir, ref, parallelism }, this.options.moduleLoadTimeoutMs ?? DEFAULT_MODULE_LOAD_TIMEOUT_MS);
+    const hash = ref.module;
+    // A module being loaded is in use: the sweeper must not take its file away meanwhile.
+    this.defining.set(hash, (this.defining.get(hash) ?? 0) + 1);
+    try {
+      await this.loader.prepare(ref);
+      return await loadInSandbox({ dir: this.importsDir, ref, parallelism }, this.options.moduleLoadTimeoutMs ?? DEFAULT_MODULE_LOAD_TIMEOUT_MS);
+    } finally {
+      const left = this.defining.get(hash)! - 1;
+      if (left === 0) this.defining.delete(hash);
+      else this.defining.set(hash, left);
+      this.modules.touch(hash);
+    }
   }
 
   /** A live job as it stands, or a kept one as it ended. */
