@@ -7,7 +7,8 @@ import { callJson } from '../src/job/Http.js';
 import { killHard, processOf, readTextOutput, waitUntil, writeWords, type JobDetails } from './helpers/failover.js';
 import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskManagers, waitFor, waitForTaskManagers } from './helpers/jobs.js';
 
-const HEARTBEAT_TIMEOUT = 3000;
+// Well above a loaded machine's stalls: losses are found by their failed calls and connections, not by heartbeats.
+const HEARTBEAT_TIMEOUT = 8000;
 const MODULE_LOAD_TIMEOUT = 2000;
 const SLOT_TIMEOUT = 5000;
 let cluster: LocalCluster;
