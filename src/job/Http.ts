@@ -19,12 +19,19 @@ export async function callJson<T>(
   options: { timeoutMs?: number; contentType?: string } = {},
 ): Promise<T> {
   const raw = body instanceof Uint8Array || typeof body === 'string';
-  const response = await request(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': options.contentType ?? (raw ? 'application/octet-stream' : 'application/json') },
-    body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
-    headersTimeout: options.timeoutMs ?? 30_000,
-    bodyTimeout: options.timeoutMs ?? 30_000,
+  const send = (): ReturnType<typeof request> =>
+    request(url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': options.contentType ?? (raw ? 'application/octet-stream' : 'application/json') },
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
+      headersTimeout: options.timeoutMs ?? 30_000,
+      bodyTimeout: options.timeoutMs ?? 30_000,
+    });
+  // A kept-alive connection the server had closed (idle) while this process was too busy to
+  // notice: the request went out on a dead connection, and goes once more on a new one.
+  const response = await send().catch((error: Error & { code?: string }) => {
+    if (error.code === 'UND_ERR_SOCKET' && error.message === 'other side closed') return send();
+    throw error;
   });
   const text = await response.body.text();
   const parsed: unknown = text === '' ? {} : parseJson(text);
