@@ -97,7 +97,7 @@ export class BenchCluster {
   async restoreTaskManagers(count: number): Promise<void> {
     const registered = async (): Promise<number> => (await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`)).taskmanagers.length;
     for (let n = await registered(); n < count; n++) this.local.addTaskManager();
-    while ((await registered()) < count) await new Promise((resolve) => setTimeout(resolve, 50));
+    await this.local.waitForTaskManagers(count);
   }
 
   /**

@@ -41,6 +41,7 @@ import { measureRecovery, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
+import { measureTlsTransport, type TlsFigures } from './tls.js';
 import { measureTransport, type TransportResult } from './transport.js';
 
 export interface SuiteOptions {
@@ -59,6 +60,8 @@ interface Sizes {
   loopbackBytes: number;
   /** About as many bytes as the loopback baseline moves, so that both run as long. */
   transportRecords: number;
+  /** 1 KiB records of each plaintext and TLS transport run. */
+  tlsRecords: number;
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
@@ -74,6 +77,7 @@ const QUICK: Sizes = {
   corpusFiles: 4,
   loopbackBytes: 1 << 30,
   transportRecords: 1_000_000,
+  tlsRecords: 300_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   recoveryBytes: 10_000_000,
@@ -87,6 +91,7 @@ const FULL: Sizes = {
   corpusFiles: 4,
   loopbackBytes: 4 * 2 ** 30,
   transportRecords: 4_000_000,
+  tlsRecords: 1_500_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
   recoveryBytes: 100_000_000,
@@ -111,6 +116,7 @@ interface Figures {
   plainWordCount?: Measured<PlainFigures>;
   diskWrite?: Measured<DiskWriteResult>;
   transport?: Measured<TransportResult>;
+  tls?: TlsFigures;
   synthetic1x?: Measured<SyntheticRun>;
   /** The 10x run; its TaskManagers' peak RSS covers both. */
   synthetic10x?: ClusterFigure<SyntheticRun>;
@@ -196,6 +202,9 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
       { measure: () => measureLoopback(sizes.loopbackBytes), key: (r) => r.mbPerSec },
       { measure: () => measureTransport({ workload: '1 KiB records', channels: 1, records: sizes.transportRecords }), key: (r) => r.mbPerSec },
     );
+  });
+  await attempt('transport: 1 KiB records, one connection, mutual TLS 1.3 in turns with plain TCP', async () => {
+    figures.tls = await measureTlsTransport(repeats, sizes.tlsRecords);
   });
   await measureSynthetic(sizes, figures, attempt);
   await measureWordCounts(sizes, figures, attempt);
@@ -364,6 +373,13 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
     ratio: tcpRatio === null ? '' : x(tcpRatio),
     target: '>= 0.5x',
     result: target('transport >= 0.5x raw loopback TCP', tcpRatio, tcpRatio !== null && tcpRatio >= 0.5),
+  });
+  const tls = figures.tls;
+  rows.push({
+    figure: `transport with mutual TLS 1.3, 1 KiB records, one connection (bench/tls.ts; Flink with OpenSSL keeps about half), ${formatCount(sizes.tlsRecords)} records`,
+    measured: tls ? mb(tls.tls.median.mbPerSec) : 'error',
+    baseline: tls ? `plain TCP ${mb(tls.plain.median.mbPerSec)}` : 'error',
+    ratio: tls ? x(tls.tls.median.mbPerSec / tls.plain.median.mbPerSec) : '',
   });
 
   wordCountRows(figures, rows, target);

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ResultPartition } from '../src/network/partition/ResultPartition.js';
 import { ShuffleEnvironment } from '../src/network/ShuffleEnvironment.js';
+import type { TransportSecurity } from '../src/network/transport/TransportSecurity.js';
 import { createHandoverRings, HandoverLink } from '../src/network/thread/HandoverLink.js';
 import { NetworkEnd } from '../src/network/thread/NetworkEnd.js';
 import { measureLoopback, type LoopbackResult } from './loopback.js';
@@ -54,12 +55,28 @@ export async function transportBenchmark(cases = DEFAULT_CASES, repeat = 3): Pro
   return { rows, loopback: median(loopbacks, (l) => l.seconds) };
 }
 
+/** How both ends secure the connection: a handshake key (hex) and, for TLS, PEM files. */
+export interface BenchSecurity {
+  key: string;
+  tls?: { cert: string; key: string; ca: string };
+}
+
+function transportSecurity(security: BenchSecurity | undefined): TransportSecurity | undefined {
+  if (security === undefined) return undefined;
+  const tls = security.tls;
+  return {
+    key: Buffer.from(security.key, 'hex'),
+    tls: tls ? { cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key), ca: fs.readFileSync(tls.ca) } : null,
+  };
+}
+
 /** One run: a producer process writes, this process reads (and its task thread decodes, unless the case has no records). */
-export async function measureTransport(benchCase: TransportCase): Promise<TransportResult> {
-  const producer = spawn(process.execPath, [...process.execArgv, SELF, 'producer', JSON.stringify(benchCase)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function measureTransport(benchCase: TransportCase, security?: BenchSecurity): Promise<TransportResult> {
+  const args = [...process.execArgv, SELF, 'producer', JSON.stringify(benchCase), JSON.stringify(security ?? null)];
+  const producer = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<never>((_, reject) => producer.once('exit', (code) => reject(new Error(`producer exited (${code})`))));
   const spill = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-transport-'));
-  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill });
+  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill, security: transportSecurity(security) });
   let task: TaskThread | null = null;
   try {
     const port = await Promise.race([new Promise<number>((resolve) => producer.once('message', (m: { port: number }) => resolve(m.port))), exited]);
@@ -126,10 +143,10 @@ class TaskThread {
 }
 
 /** The producing process: registers the partition, and on 'go' its task thread writes the records round-robin. */
-async function produce(benchCase: TransportCase): Promise<void> {
+async function produce(benchCase: TransportCase, security: BenchSecurity | undefined): Promise<void> {
   const spill = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-transport-'));
   process.once('exit', () => fs.rmSync(spill, { recursive: true, force: true }));
-  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill });
+  const env = new ShuffleEnvironment({ memory: 64 << 20, segmentSize: SEGMENT_SIZE, spillDir: spill, security: transportSecurity(security) });
   const partition = env.createPartition(PARTITION_ID, 'pipelined', benchCase.channels);
   const { port } = await env.start();
   const task = new TaskThread(env, 'produce', benchCase, [partition], [], () => {});
@@ -165,5 +182,5 @@ if (process.argv[1] === SELF && process.argv[2] === 'producer') {
   process.once('disconnect', () => process.exit(1));
   // Stopped by the benchmark once it has read everything: exit cleanly (a --cpu-prof profile is written then).
   process.once('SIGTERM', () => process.exit(0));
-  void produce(JSON.parse(process.argv[3]) as TransportCase);
+  void produce(JSON.parse(process.argv[3]) as TransportCase, (JSON.parse(process.argv[4] ?? 'null') as BenchSecurity | null) ?? undefined);
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
 import { killHard, readTextOutput, writeWords } from './helpers/failover.js';
-import { expectCounts, expectTaskManagersIdle, referenceCount, result, sleep, submitJob, taskManagers, waitFor, waitForTaskManagers } from './helpers/jobs.js';
+import { expectCounts, expectTaskManagersIdle, referenceCount, result, sleep, submitJob, taskManagers, waitFor } from './helpers/jobs.js';
 
 const JOBS = 20;
 const KILL_EVERY_MS = 2500;
@@ -93,7 +93,7 @@ test('20 jobs while a TaskManager is killed every few seconds: at least 18 finis
 
   // Let the last kill's replacement register, then: every pool has all its buffers, no partition or spill file is left.
   await sleep(500);
-  await waitForTaskManagers(url, 3);
+  await cluster.waitForTaskManagers(3);
   await expectTaskManagersIdle(url);
   for (const tm of await taskManagers(url)) {
     const status = await callJson<{ segmentsInUse: number; totalSegments: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
 import { killHard, processOf, readTextOutput, waitUntil, writeWords, type JobDetails } from './helpers/failover.js';
-import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskManagers, waitFor, waitForTaskManagers } from './helpers/jobs.js';
+import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskManagers, waitFor } from './helpers/jobs.js';
 
 // Well above a loaded machine's stalls: losses are found by their failed calls and connections, not by heartbeats.
 const HEARTBEAT_TIMEOUT = 8000;
@@ -44,7 +44,7 @@ afterAll(async () => {
 async function replenish(): Promise<void> {
   const registered = await taskManagers(url);
   for (let i = registered.length; i < 3; i++) cluster.addTaskManager();
-  await waitForTaskManagers(url, 3);
+  await cluster.waitForTaskManagers(3);
 }
 
 afterEach(replenish, 30_000);

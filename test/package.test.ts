@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { callJson } from '../src/job/Http.js';
+import { callJson, useClusterToken } from '../src/job/Http.js';
 import { tempDir } from './helpers/plane.js';
 
 // A user's project: the packed package installed from its tarball, a typed job importing
@@ -116,7 +116,12 @@ async function startCluster(): Promise<string> {
     child.stdout!.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /jobmanager (http:\/\/\S+?),/.exec(seen);
-      if (match) resolve(match[1]);
+      const secretFile = /cluster secret in (\S+) /.exec(seen);
+      // This process calls the cluster too, with the secret the cluster printed the place of.
+      if (match && secretFile) {
+        useClusterToken(match[1], fs.readFileSync(secretFile[1], 'utf8').trim());
+        resolve(match[1]);
+      }
     });
     child.once('exit', (code) => reject(new Error(`spillway local exited with ${code}: ${seen}`)));
   });

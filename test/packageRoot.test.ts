@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -28,7 +29,7 @@ describe('stored job modules resolve `spillway`', () => {
     const source = `import { JobBuilder } from 'spillway';
       export default (params) => { const job = new JobBuilder(params.name); job.generate(() => [1]).rebalance().collect(); return job.build(); };`;
     const loader = new JobLoader(path.join(work.dir, 'loader'), async () => source);
-    const job = await loader.load({ module: 'a'.repeat(64), params: { name: 'typed' } });
+    const job = await loader.load({ module: crypto.createHash('sha256').update(source).digest('hex'), params: { name: 'typed' } });
     expect(job.name).toBe('typed');
     expect(job.stages.map((s) => s.name)).toEqual(['generate', 'rebalance']);
   });

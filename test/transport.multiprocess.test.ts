@@ -17,7 +17,9 @@ import { RecordSerializer } from '../src/network/serialization/RecordSerializer.
 import { ConnectionManager } from '../src/network/transport/ConnectionManager.js';
 import { FrameDecoder, type ControlFrame } from '../src/network/transport/FrameDecoder.js';
 import { encodeCloseRequest, encodeHandshake, encodePartitionRequest } from '../src/network/transport/FrameEncoder.js';
-import { CONNECTION_WIDE, ErrorKind, FrameType, SERVER_FRAMES } from '../src/network/transport/Protocol.js';
+import { ClientHandshake } from '../src/network/transport/Handshake.js';
+import { CONNECTION_WIDE, ErrorKind, FrameType, SERVER_AUTH_FRAMES, SERVER_FRAMES } from '../src/network/transport/Protocol.js';
+import { OPEN_KEY } from '../src/network/transport/TransportSecurity.js';
 import type { ChannelSpec, ConsumerDone } from './fixtures/transportConsumer.js';
 import type { ProducerStats } from './fixtures/transportProducer.js';
 import { bufferResponse, fakeServer, type FakeServer } from './fixtures/transportFakeServer.js';
@@ -171,33 +173,39 @@ describe('transport between processes', () => {
       await expectLogged(/protocol version 1/);
       await readGood();
 
-      // Random bytes after a good handshake.
+      // Random bytes after a good preamble, before authentication.
       reply = await rawExchange(port, Buffer.concat([handshake, garbage]));
       expect(reply.closed).toBe(true);
       await expectLogged(/protocol error/);
       await readGood();
 
+      // Random bytes after authentication.
+      reply = await rawExchange(port, garbage, { authenticate: true });
+      expect(reply.closed).toBe(true);
+      await expectLogged(/protocol error/);
+      await readGood();
+
       // A frame cut short by the end of the connection.
-      reply = await rawExchange(port, Buffer.concat([handshake, encodePartitionRequest(1, 'good', 0, 2).subarray(0, 11)]), { end: true });
+      reply = await rawExchange(port, encodePartitionRequest(1, 'good', 0, 2).subarray(0, 11), { end: true, authenticate: true });
       expect(reply.closed).toBe(true);
       await expectLogged(/truncated/);
       await readGood();
 
       // A length far above the maximum: refused from the five bytes of the frame head.
       const oversized = Buffer.from([0x7f, 0xff, 0xff, 0xff, FrameType.PARTITION_REQUEST]);
-      reply = await rawExchange(port, Buffer.concat([handshake, oversized]));
+      reply = await rawExchange(port, oversized, { authenticate: true });
       expect(reply.closed).toBe(true);
       await expectLogged(/PartitionRequest frame length 2147483647 is outside/);
       await readGood();
 
       // An unknown frame type.
-      reply = await rawExchange(port, Buffer.concat([handshake, Buffer.from([0, 0, 0, 1, 99])]));
+      reply = await rawExchange(port, Buffer.from([0, 0, 0, 1, 99]), { authenticate: true });
       expect(reply.closed).toBe(true);
       await expectLogged(/unknown frame type 99/);
       await readGood();
 
       // A request for a partition that does not exist: an error for that request, the connection stays.
-      reply = await rawExchange(port, Buffer.concat([handshake, encodePartitionRequest(7, 'missing', 0, 2)]), { waitForFrames: 1 });
+      reply = await rawExchange(port, encodePartitionRequest(7, 'missing', 0, 2), { waitForFrames: 1, authenticate: true });
       expect(reply.closed).toBe(false);
       expect(reply.frames).toEqual([
         { type: FrameType.ERROR_RESPONSE, receiverId: 7, kind: ErrorKind.PARTITION_NOT_FOUND, message: 'partition missing not found' },
@@ -281,17 +289,29 @@ async function readChannels(
   return checkers.map((c) => ({ count: c.count, error: c.error ?? failure }));
 }
 
-/** Connects, sends bytes, and collects what the server answers until it closes (or, with waitForFrames, until that many frames came). */
+/**
+ * Connects, sends bytes (with authenticate, after the handshake, with the open key), and
+ * collects what the server answers until it closes (or, with waitForFrames, until that
+ * many frames came after the handshake).
+ */
 function rawExchange(
   port: number,
   bytes: Buffer,
-  options: { end?: boolean; waitForFrames?: number } = {},
+  options: { end?: boolean; waitForFrames?: number; authenticate?: boolean } = {},
 ): Promise<{ closed: boolean; frames: ControlFrame[] }> {
   return new Promise((resolve, reject) => {
     const frames: ControlFrame[] = [];
+    const handshake = new ClientHandshake(OPEN_KEY);
+    const send = (): void => void (options.end ? socket.end(bytes) : socket.write(bytes));
     const decoder = new FrameDecoder(
       {
         onControlFrame: (frame) => {
+          if (frame.type === FrameType.AUTH_NONCE) return void socket.write(handshake.onNonce(frame.value));
+          if (frame.type === FrameType.AUTH_PROOF) {
+            handshake.onProof(frame.value);
+            decoder.accept(SERVER_FRAMES);
+            return send();
+          }
           frames.push(frame);
           if (frames.length === options.waitForFrames) {
             socket.end(encodeCloseRequest());
@@ -301,9 +321,12 @@ function rawExchange(
         onBufferHeader: () => null,
         onBufferPayload: () => {},
       },
-      SERVER_FRAMES,
+      options.authenticate ? SERVER_AUTH_FRAMES : SERVER_FRAMES,
     );
-    const socket = net.connect({ host: HOST, port }, () => (options.end ? socket.end(bytes) : socket.write(bytes)));
+    const socket = net.connect({ host: HOST, port }, () => {
+      if (options.authenticate) socket.write(Buffer.concat([encodeHandshake(), handshake.start()]));
+      else send();
+    });
     socket.on('data', (chunk: Buffer) => decoder.push(chunk));
     socket.on('error', () => {});
     socket.on('close', () => resolve({ closed: true, frames }));

@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callJson } from '../job/Http.js';
+import { callJson, useClusterToken } from '../job/Http.js';
+import { tmUrl } from '../jobmanager/Scheduler.js';
+import type { TaskManagerInfo } from '../jobmanager/TaskManagerRegistry.js';
+import { ClusterSecret, SECRET_ENV } from '../security/ClusterSecret.js';
 
 /** The `spillway` command of this package, found from here whether this runs compiled or as source. */
 function spillwayBin(): string {
@@ -17,6 +20,20 @@ function spillwayBin(): string {
 }
 
 const MAIN = spillwayBin();
+
+/**
+ * The well-known name of the folder of the local cluster whose JobManager listens on
+ * `port`: a link to its data folder, made once the JobManager holds the port (so no
+ * two clusters can claim it); clients on this machine find the secret through it.
+ */
+export function localClusterLink(port: number): string {
+  return path.join(os.tmpdir(), `spillway-local-${port}`);
+}
+
+/** The secret file of the local cluster whose JobManager listens on `port`. */
+export function localSecretFile(port: number): string {
+  return path.join(localClusterLink(port), 'secret');
+}
 
 export interface LocalClusterOptions {
   taskManagers: number;
@@ -34,28 +51,47 @@ export interface LocalClusterOptions {
   jobManagerNodeArgs?: string[];
   /** Where the children write; 'inherit' shows their logs. */
   stdio?: 'inherit' | 'ignore' | 'pipe';
+  /** The cluster's secret; one is made if absent. Given to the children in their environment, never on a command line. */
+  secret?: ClusterSecret;
+  /** The cluster's folder (default: a fresh temp folder); removed on stop. */
+  dataDir?: string;
 }
 
 /**
  * A JobManager and N TaskManager child processes of the `spillway` command, real
- * TCP between them. stop() ends them all; so does the end of this process.
+ * TCP between them, sharing one cluster secret (written, mode 0600, to `secretFile`).
+ * This process becomes a client of the cluster: its calls to the JobManager carry the
+ * secret. stop() ends them all; so does the end of this process.
  */
 export class LocalCluster {
   readonly processes: ChildProcess[] = [];
   url = '';
-  /** Holds every TaskManager's spill folder; removed on stop, even after a TaskManager was killed. */
-  private readonly dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
+  readonly secret: ClusterSecret;
+  /** Holds the secret and every process's folder; removed on stop, even after a TaskManager was killed. */
+  private readonly dataDir: string;
   /** TaskManagers started so far: the next one's index. */
   private started = 0;
   /** Each TaskManager process's spill folder. */
   readonly spillDirOf = new Map<ChildProcess, string>();
 
-  constructor(private readonly options: LocalClusterOptions) {}
+  constructor(private readonly options: LocalClusterOptions) {
+    this.secret = options.secret ?? ClusterSecret.generate();
+    this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
+  }
+
+  /** The file that holds the cluster secret. */
+  get secretFile(): string {
+    return path.join(this.dataDir, 'secret');
+  }
 
   async start(): Promise<string> {
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+    this.secret.writeTo(this.secretFile);
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
     this.url = await this.startJobManager(this.options.port ?? 0);
+    linkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
+    useClusterToken(this.url, this.secret.token);
     for (let i = 0; i < this.options.taskManagers; i++) this.addTaskManager();
     await this.waitForTaskManagers();
     return this.url;
@@ -87,6 +123,7 @@ export class LocalCluster {
       ),
     );
     process.off('exit', this.killAll);
+    if (this.url !== '') unlinkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 
@@ -144,17 +181,21 @@ export class LocalCluster {
     const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
     const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args, ...(this.options.extraArgs ?? [])], {
       stdio: ['ignore', captureStdout ? 'pipe' : output, output],
+      env: { ...process.env, [SECRET_ENV]: this.secret.token },
     });
     this.processes.push(child);
     return child;
   }
 
-  private async waitForTaskManagers(): Promise<void> {
+  /** Waits until `count` TaskManagers are registered (by default as many as started with the cluster). */
+  async waitForTaskManagers(count = this.options.taskManagers): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const { taskmanagers } = await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`);
-      if (taskmanagers.length >= this.options.taskManagers) return;
-      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${this.options.taskManagers} taskmanagers registered`);
+      const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerInfo[] }>('GET', `${this.url}/taskmanagers`);
+      // This process may call the TaskManagers too (their /status), with the same secret.
+      for (const tm of taskmanagers) useClusterToken(tmUrl(tm), this.secret.token);
+      if (taskmanagers.length >= count) return;
+      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${count} taskmanagers registered`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -166,7 +207,7 @@ function announcedUrl(child: ChildProcess): Promise<string> {
     let seen = '';
     const onData = (chunk: Buffer): void => {
       seen += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      const match = /listening on (https?:\/\/\S+)/.exec(seen);
       if (match) {
         child.stdout!.off('data', onData);
         child.stdout!.resume();
@@ -176,4 +217,19 @@ function announcedUrl(child: ChildProcess): Promise<string> {
     child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`the jobmanager exited with ${code} before it listened: ${seen}`)));
   });
+}
+
+/** Points the port's well-known name at the data folder; a link left by a cluster that died before is replaced. */
+function linkClusterDir(link: string, dataDir: string): void {
+  fs.rmSync(link, { force: true, recursive: true });
+  fs.symlinkSync(dataDir, link, 'dir');
+}
+
+/** Removes the link if it still points at this cluster's folder. */
+function unlinkClusterDir(link: string, dataDir: string): void {
+  try {
+    if (fs.readlinkSync(link) === dataDir) fs.unlinkSync(link);
+  } catch {
+    // Gone already, or not a link of ours.
+  }
 }

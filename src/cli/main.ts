@@ -1,26 +1,31 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Agent, setGlobalDispatcher } from 'undici';
+import { useClientCredentials } from '../job/Http.js';
 import { JobManager } from '../jobmanager/JobManager.js';
 import { defaultStrategy, type RestartStrategy, type RestartStrategyName } from '../jobmanager/RestartStrategy.js';
+import { ClusterSecret, isLoopback } from '../security/ClusterSecret.js';
+import { loadTls } from '../security/TlsFiles.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
-import { LocalCluster } from './LocalCluster.js';
+import { LocalCluster, localSecretFile } from './LocalCluster.js';
 import { parseSize } from './Size.js';
 import { submit } from './Submit.js';
 
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
-                      [--history-bytes SIZE] [--module-ttl MS] [--data-dir DIR] [--module-load-timeout MS]
+                      [--history-bytes SIZE] [--module-ttl MS] [--max-module-size SIZE] [--data-dir DIR] [--module-load-timeout MS]
                       [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-                       [--cancel-timeout MS] [--task-heap SIZE]
+                       [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
                  [--restart-strategy S] [--restart-attempts N] [--restart-delay MS]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait] [--typecheck]
                   [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
-                  (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)`;
+                  (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)
+every command: [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]; servers: [--insecure]
+  the cluster secret comes from --secret-file or SPILLWAY_SECRET (at least 32 characters); without one a
+  server binds only to loopback unless --insecure. submit also reads the secret of a local cluster on this machine.`;
 
 const OPTIONS = {
   host: { type: 'string' },
@@ -35,6 +40,13 @@ const OPTIONS = {
   'restart-strategy': { type: 'string' },
   'restart-attempts': { type: 'string' },
   'restart-delay': { type: 'string' },
+  'max-module-size': { type: 'string' },
+  'secret-file': { type: 'string' },
+  insecure: { type: 'boolean', default: false },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-ca': { type: 'string' },
+  'advertise-host': { type: 'string' },
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
@@ -85,14 +97,19 @@ function restartArgs(values: { 'restart-strategy'?: string; 'restart-attempts'?:
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
-  // Control-plane connections idle longer than 5 s close, whatever the server's keep-alive:
-  // bursts of calls (deployments, reports) would otherwise hold sockets for a minute or more.
-  setGlobalDispatcher(new Agent({ keepAliveTimeout: 4000, keepAliveMaxTimeout: 5000 }));
   const [command, target] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  const tls = loadTls({ cert: values['tls-cert'], key: values['tls-key'], ca: values['tls-ca'] });
+  const secret = ClusterSecret.resolve({
+    file: values['secret-file'],
+    env: process.env,
+    fallbackFile: command === 'submit' ? localClusterSecret(values.jobmanager) : undefined,
+  });
+  useClientCredentials({ token: secret?.token, tls });
+  const security = { secret, tls, insecure: values.insecure };
   switch (command) {
     case 'jobmanager': {
       const jm = new JobManager({
@@ -103,9 +120,11 @@ async function main(argv: string[]): Promise<number> {
         jobHistory: optionalInt('job-history', values['job-history']),
         historyBytes: values['history-bytes'] === undefined ? undefined : parseSize(values['history-bytes']),
         moduleTtlMs: optionalInt('module-ttl', values['module-ttl']),
+        maxModuleBytes: values['max-module-size'] === undefined ? undefined : parseSize(values['max-module-size']),
         dataDir: values['data-dir'],
         restart: restartOption(values),
         moduleLoadTimeoutMs: optionalInt('module-load-timeout', values['module-load-timeout']),
+        ...security,
       });
       const url = await jm.listen();
       console.log(`spillway jobmanager listening on ${url} with its data in ${jm.dataDir}`);
@@ -119,18 +138,30 @@ async function main(argv: string[]): Promise<number> {
         memory: parseSize(values.memory),
         segmentSize: parseSize(values['buffer-size']),
         host: values.host,
+        advertiseHost: values['advertise-host'],
         spillDir: values['spill-dir'] ?? path.join(os.tmpdir(), `spillway-tm-${process.pid}`),
         ownsSpillDir: values['spill-dir'] === undefined,
         cancelTimeoutMs: optionalInt('cancel-timeout', values['cancel-timeout']),
         taskHeapBytes: values['task-heap'] === undefined ? undefined : parseSize(values['task-heap']),
+        ...security,
+        // A refused secret does not get better by retrying: it says why and exits 1.
+        onUnauthorized: (error) => {
+          console.error(`spillway: ${error.message}`);
+          void tm.stop().finally(() => process.exit(1));
+        },
       });
-      await tm.start();
+      // A TaskManager that cannot start (its registration refused) leaves no spill folder or thread behind.
+      await tm.start().catch(async (error: unknown) => {
+        await tm.stop().catch(() => {});
+        throw error;
+      });
       console.error(`spillway taskmanager ${tm.taskManagerId} registered with ${values.jobmanager}`);
       onSignal(() => tm.stop());
       return -1;
     }
     case 'local': {
       const cluster = new LocalCluster({
+        ...(secret === null ? {} : { secret }),
         taskManagers: positiveInt('taskmanagers', values.taskmanagers),
         slots: positiveInt('slots', values.slots),
         memory: values.memory,
@@ -139,6 +170,7 @@ async function main(argv: string[]): Promise<number> {
         jobManagerArgs: restartArgs(values),
         // The TaskManagers' task settings, checked here so that a bad value fails before anything starts.
         extraArgs: [
+          ...tlsArgs(values['tls-cert'], values['tls-key'], values['tls-ca']),
           ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
           ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
         ],
@@ -146,6 +178,8 @@ async function main(argv: string[]): Promise<number> {
       onSignal(() => cluster.stop());
       const url = await cluster.start();
       console.log(`spillway local cluster: jobmanager ${url}, ${values.taskmanagers} taskmanagers; Ctrl-C stops it`);
+      const secretFile = localSecretFile(Number(new URL(url).port));
+      console.log(`cluster secret in ${secretFile} (mode 0600): spillway submit on this machine finds it; curl -H "Authorization: Bearer $(cat ${secretFile})"`);
       return -1;
     }
     case 'submit': {
@@ -164,6 +198,19 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new Error(`unknown command "${command}"\n${USAGE}`);
   }
+}
+
+/** The secret file of a local cluster at this JobManager URL, if it is on this machine. */
+function localClusterSecret(jobManager: string): string | undefined {
+  const url = new URL(jobManager);
+  if (!isLoopback(url.hostname)) return undefined;
+  return localSecretFile(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
+}
+
+function tlsArgs(cert: string | undefined, key: string | undefined, ca: string | undefined): string[] {
+  return cert === undefined || key === undefined || ca === undefined
+    ? []
+    : ['--tls-cert', path.resolve(cert), '--tls-key', path.resolve(key), '--tls-ca', path.resolve(ca)];
 }
 
 /** Stops cleanly on SIGINT/SIGTERM, then exits. */

@@ -1,4 +1,51 @@
-import { request } from 'undici';
+import { Agent, request, setGlobalDispatcher } from 'undici';
+
+/**
+ * What this process's control-plane calls carry: the cluster secret as bearer token,
+ * and for https the CA that signed the servers' certificates (with this process's own
+ * certificate, offered to servers that ask).
+ */
+export interface ClientCredentials {
+  token?: string;
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer } | null;
+}
+
+let credentials: ClientCredentials = {};
+/** Tokens of particular clusters (by the origin of their JobManager), over the process's own. */
+const clusterTokens = new Map<string, string>();
+
+/**
+ * Sets the credentials of every later call of this process (callJson, the heartbeat).
+ * Control-plane connections idle longer than 5 s close, whatever the server's
+ * keep-alive: bursts of calls (deployments, reports) would otherwise hold sockets for
+ * a minute or more.
+ */
+export function useClientCredentials(next: ClientCredentials): void {
+  credentials = next;
+  const tls = next.tls;
+  setGlobalDispatcher(
+    new Agent({
+      keepAliveTimeout: 4000,
+      keepAliveMaxTimeout: 5000,
+      connect: tls ? { ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' } : undefined,
+    }),
+  );
+}
+
+export function clientCredentials(): ClientCredentials {
+  return credentials;
+}
+
+/** Calls to this JobManager (and only those) carry this token: a process that started a cluster is its client. */
+export function useClusterToken(jobManagerUrl: string, token: string): void {
+  clusterTokens.set(new URL(jobManagerUrl).origin, token);
+}
+
+/** The Authorization header of this process's calls (to `url`, if given), if it has a token. */
+export function authorizationHeader(url?: string): Record<string, string> {
+  const token = (url === undefined ? undefined : clusterTokens.get(new URL(url).origin)) ?? credentials.token;
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
 
 /** An HTTP answer that was not 2xx, with the server's `error` message. */
 export class HttpError extends Error {
@@ -19,19 +66,19 @@ export async function callJson<T>(
   options: { timeoutMs?: number; contentType?: string } = {},
 ): Promise<T> {
   const raw = body instanceof Uint8Array || typeof body === 'string';
-  const send = (): ReturnType<typeof request> =>
-    request(url, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': options.contentType ?? (raw ? 'application/octet-stream' : 'application/json') },
-      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
-      headersTimeout: options.timeoutMs ?? 30_000,
-      bodyTimeout: options.timeoutMs ?? 30_000,
-    });
-  // A kept-alive connection the server had closed (idle) while this process was too busy to
-  // notice: the request went out on a dead connection, and goes once more on a new one.
-  const response = await send().catch((error: Error & { code?: string }) => {
-    if (error.code === 'UND_ERR_SOCKET' && error.message === 'other side closed') return send();
-    throw error;
+  // After a stretch of synchronous work the caller's pooled connection may have been closed by the
+  // server (idle past its keep-alive) with the close not read yet: one turn of the loop reads it first,
+  // instead of sending on a dead socket ("other side closed").
+  await new Promise((resolve) => setImmediate(resolve));
+  const response = await request(url, {
+    method,
+    headers: {
+      ...authorizationHeader(url),
+      ...(body === undefined ? {} : { 'content-type': options.contentType ?? (raw ? 'application/octet-stream' : 'application/json') }),
+    },
+    body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
+    headersTimeout: options.timeoutMs ?? 30_000,
+    bodyTimeout: options.timeoutMs ?? 30_000,
   });
   const text = await response.body.text();
   const parsed: unknown = text === '' ? {} : parseJson(text);

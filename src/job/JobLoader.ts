@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -99,6 +100,9 @@ export class JobLoader {
     if (fs.existsSync(file)) return file;
     if (this.fetchModule === null) throw new Error(`module ${hash} is not stored in ${this.dir}`);
     const source = await this.fetchModule(hash);
+    // The hash names the code: what arrived must be exactly that code, whoever served it.
+    const actual = crypto.createHash('sha256').update(source).digest('hex');
+    if (actual !== hash) throw new Error(`module ${hash} arrived with content of hash ${actual}: refused`);
     fs.mkdirSync(this.dir, { recursive: true });
     fs.writeFileSync(`${file}.tmp`, source);
     fs.renameSync(`${file}.tmp`, file);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance } from 'fastify';
 import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
 import { JobLoader } from '../job/JobLoader.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
@@ -10,6 +10,9 @@ import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
+import { bindPolicy, type ClusterSecret } from '../security/ClusterSecret.js';
+import { createRestServer } from '../security/RestServer.js';
+import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobHistory } from './JobHistory.js';
 import { JobStore, type JobRecord } from './JobStore.js';
 import { details, jobSeq, snapshot, summary } from './JobViews.js';
@@ -41,9 +44,19 @@ export interface JobManagerOptions {
   restart?: RestartStrategy;
   /** How long a submitted module may take to load and define its job (default 10 s). */
   moduleLoadTimeoutMs?: number;
+  /** The cluster secret: every route but /healthz wants it as bearer token. Without it only loopback is allowed. */
+  secret?: ClusterSecret | null;
+  /** Serve https with this certificate. */
+  tls?: TlsMaterial | null;
+  /** Allows a non-loopback host without a secret (with a warning). */
+  insecure?: boolean;
+  /** The largest module upload, bytes (default DEFAULT_MAX_MODULE_BYTES); larger is a 413. */
+  maxModuleBytes?: number;
 }
 
 export const DEFAULT_JOB_HISTORY = 100;
+/** --max-module-size: a job module is code, not data; 16 MiB is far above any real one. */
+export const DEFAULT_MAX_MODULE_BYTES = 16 << 20;
 export const DEFAULT_HISTORY_BYTES = 256 << 20;
 
 /** The data dir of a JobManager listening on `port` that was given none. */
@@ -109,15 +122,22 @@ export class JobManager {
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
     // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
     // reports and REST polls would otherwise hold descriptors for minutes.
-    this.http = Fastify({ bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } } });
+    this.http = createRestServer(
+      { bodyLimit: 256 << 20, keepAliveTimeout: 5000, ajv: { customOptions: { removeAdditional: false } } },
+      { secret: options.secret, tls: options.tls },
+    );
     this.http.addHook('onRequest', async () => this.ready);
     // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     this.http.addContentTypeParser(['text/javascript', 'application/octet-stream', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
       done(null, body),
     );
-    this.http.setErrorHandler((error: FastifyError, _request, reply) => {
+    this.http.setErrorHandler((error: FastifyError, request, reply) => {
       const status = error.statusCode ?? 500;
+      if (status === 413 && request.url === '/modules') {
+        const limit = this.options.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES;
+        return reply.code(413).send({ code: error.code, error: `the module is larger than ${limit} bytes; the JobManager's --max-module-size allows no more` });
+      }
       reply.code(status).send({ error: error.message });
     });
     this.publicRoutes();
@@ -127,7 +147,9 @@ export class JobManager {
 
   /** Binds, opens the data dir and takes over what an earlier JobManager left there; returns the URL. */
   async listen(): Promise<string> {
-    const url = await this.http.listen({ host: this.options.host ?? '127.0.0.1', port: this.options.port ?? 8081 });
+    const host = this.options.host ?? '127.0.0.1';
+    console.error(bindPolicy('jobmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
+    const url = await this.http.listen({ host, port: this.options.port ?? 8081 });
     const address = this.http.server.address();
     this.dir = this.options.dataDir ?? defaultDataDir(typeof address === 'object' && address ? address.port : 0);
     this.open(this.dir);
@@ -227,7 +249,7 @@ export class JobManager {
       };
     });
     http.get('/taskmanagers', async () => ({ taskmanagers: this.registry.sorted() }));
-    http.post<{ Body: string }>('/modules', async (request, reply) => {
+    http.post<{ Body: string }>('/modules', { bodyLimit: this.options.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES }, async (request, reply) => {
       if (typeof request.body !== 'string' || request.body.length === 0) return reply.code(400).send({ error: 'the module source is empty' });
       return reply.code(201).send({ hash: await this.modules.upload(request.body) });
     });
@@ -253,6 +275,7 @@ export class JobManager {
               httpPort: { type: 'integer' },
               slots: { type: 'integer', minimum: 1 },
               memory: { type: 'integer', minimum: 1 },
+              https: { type: 'boolean' },
             },
           },
         },

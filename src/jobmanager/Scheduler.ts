@@ -446,6 +446,11 @@ export class Scheduler {
   }
 }
 
+/** An IPv6 address goes in brackets in a URL. */
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 export function tmUrl(tm: TaskManagerInfo): string {
-  return `http://${tm.host}:${tm.httpPort}`;
+  return `${tm.https ? 'https' : 'http'}://${formatHost(tm.host)}:${tm.httpPort}`;
 }

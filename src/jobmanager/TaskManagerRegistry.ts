@@ -1,4 +1,5 @@
 import { callJson } from '../job/Http.js';
+import { tmUrl } from './Scheduler.js';
 
 /** How long a suspect TaskManager has to answer its check before it is declared lost. */
 export const SUSPECT_CHECK_TIMEOUT_MS = 2000;
@@ -9,6 +10,8 @@ export interface TaskManagerInfo {
   host: string;
   dataPort: number;
   httpPort: number;
+  /** Its REST API is served over https. */
+  https?: boolean;
   slots: number;
   freeSlots: number;
   memory: number;
@@ -16,7 +19,7 @@ export interface TaskManagerInfo {
   registered: number;
 }
 
-export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort' | 'slots' | 'memory'>;
+export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort' | 'https' | 'slots' | 'memory'>;
 
 /**
  * The TaskManagers of the cluster: registration, heartbeats, slots, and the loss of
@@ -81,7 +84,7 @@ export class TaskManagerRegistry {
     const tm = this.taskManagers.get(id);
     if (!tm || this.suspects.has(id)) return;
     this.suspects.add(id);
-    callJson('GET', `http://${tm.host}:${tm.httpPort}/status`, undefined, { timeoutMs: SUSPECT_CHECK_TIMEOUT_MS }).then(
+    callJson('GET', `${tmUrl(tm)}/status`, undefined, { timeoutMs: SUSPECT_CHECK_TIMEOUT_MS }).then(
       () => this.suspects.delete(id),
       (error: Error) => {
         this.suspects.delete(id);

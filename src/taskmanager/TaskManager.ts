@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { callJson, retrying } from '../job/Http.js';
+import type { FastifyInstance } from 'fastify';
+import { callJson, HttpError, retrying } from '../job/Http.js';
 import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
+import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
+import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
+import { createRestServer } from '../security/RestServer.js';
+import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { Heartbeat, type Registered } from './Heartbeat.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
@@ -19,7 +23,18 @@ export interface TaskManagerOptions {
   /** Network memory, bytes. */
   memory: number;
   spillDir: string;
+  /** Interface its servers bind (127.0.0.1 unless told otherwise). */
   host?: string;
+  /** The host the JobManager and peers reach it at; `host` if absent, required when `host` is a wildcard. */
+  advertiseHost?: string;
+  /** The cluster secret: its REST wants it, its calls carry it, its data connections authenticate with a key derived from it. */
+  secret?: ClusterSecret | null;
+  /** https for its REST API, mutual TLS for its data connections. */
+  tls?: TlsMaterial | null;
+  /** Allows a non-loopback host without a secret (with a warning). */
+  insecure?: boolean;
+  /** The JobManager refused this TaskManager's credentials (401): it cannot work, and must not retry. */
+  onUnauthorized?: (error: Error) => void;
   heartbeatIntervalMs?: number;
   /** Deletes spillDir on stop (it was made for this process). */
   ownsSpillDir?: boolean;
@@ -64,8 +79,10 @@ export class TaskManager {
       memory: options.memory,
       segmentSize: options.segmentSize,
       host: options.host,
+      advertiseHost: advertisedHost(options),
       spillDir: this.partitionDir,
       onPeerLost: (remote, error) => this.reportPeerLost(remote.host, remote.port, error),
+      security: { key: options.secret?.dataKey() ?? OPEN_KEY, tls: options.tls },
     });
     const modulesDir = path.join(options.spillDir, 'modules');
     this.loader = new JobLoader(modulesDir, async (hash) => {
@@ -73,7 +90,7 @@ export class TaskManager {
       return source;
     });
     this.threads = new TaskThreadPool({ shared: this.env.buffers.arena.shared, modulesDir, keepIdle: options.slots * 2, taskHeapBytes: options.taskHeapBytes });
-    this.http = Fastify({ bodyLimit: 64 << 20 });
+    this.http = createRestServer({ bodyLimit: 64 << 20 }, { secret: options.secret, tls: options.tls });
     this.routes();
   }
 
@@ -82,17 +99,18 @@ export class TaskManager {
   }
 
   async start(): Promise<void> {
+    const host = this.options.host ?? '127.0.0.1';
+    console.error(bindPolicy('taskmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
     // A TaskManager killed on this folder could not clean it: what it left belongs to no one now.
     // Only this process's own subfolders go; the folder itself may be shared with anything.
     fs.rmSync(this.partitionDir, { recursive: true, force: true });
     fs.rmSync(path.join(this.options.spillDir, 'modules'), { recursive: true, force: true });
     fs.mkdirSync(this.options.spillDir, { recursive: true });
     const data = await this.env.start();
-    const host = this.options.host ?? '127.0.0.1';
     await this.http.listen({ host, port: 0 });
     const address = this.http.server.address();
     const httpPort = typeof address === 'object' && address ? address.port : 0;
-    this.registration = { host, dataPort: data.port, httpPort, slots: this.options.slots, memory: this.options.memory };
+    this.registration = { host: data.host, dataPort: data.port, httpPort, https: Boolean(this.options.tls), slots: this.options.slots, memory: this.options.memory };
     await this.register();
     this.heartbeat = new Heartbeat(
       this.jm,
@@ -101,6 +119,7 @@ export class TaskManager {
       // A 404 for an id this TaskManager has already left behind needs nothing.
       (id) => id === this.id && void this.rejoin(),
       (message) => console.error(`taskmanager ${this.id}: heartbeat failed: ${message}`),
+      (message) => this.unauthorized(new Error(`the JobManager ${this.jm} refused this TaskManager's heartbeat: ${message}`)),
       // Copies of modules the JobManager no longer keeps are dropped here too.
       (modules, asOf) => this.loader.keepOnly(modules, asOf),
     );
@@ -125,7 +144,20 @@ export class TaskManager {
   }
 
   private async register(): Promise<void> {
-    ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    try {
+      ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 401) {
+        throw new UnauthorizedError(`the JobManager ${this.jm} refused this TaskManager (401): ${credentialsHint(this.options.secret ?? null)}`);
+      }
+      throw error;
+    }
+  }
+
+  /** Refused credentials do not get better by retrying: say why and stop. */
+  private unauthorized(error: Error): void {
+    const report = this.options.onUnauthorized ?? ((e: Error) => console.error(`taskmanager: ${e.message}`));
+    report(error instanceof UnauthorizedError ? error : new UnauthorizedError(`${error.message}; ${credentialsHint(this.options.secret ?? null)}`));
   }
 
   /**
@@ -142,7 +174,8 @@ export class TaskManager {
       this.heartbeat?.setId({ id: this.id, session: this.session });
       console.error(`taskmanager registered again as ${this.id}`);
     } catch (error) {
-      console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
+      if (error instanceof UnauthorizedError) this.unauthorized(error);
+      else console.error(`taskmanager ${this.id}: could not register again: ${(error as Error).message}`);
     } finally {
       this.rejoining = false;
     }
@@ -278,4 +311,29 @@ export class TaskManager {
       (e: Error) => console.error(`taskmanager ${this.id}: could not report a lost peer: ${e.message}`),
     );
   }
+}
+
+/** The JobManager refused this TaskManager's credentials. */
+export class UnauthorizedError extends Error {
+  readonly code = 'SPW_ERR_UNAUTHORIZED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnauthorizedError';
+  }
+}
+
+/** Where the JobManager and peers reach a TaskManager; a wildcard bind says nothing of that. */
+function advertisedHost(options: TaskManagerOptions): string {
+  const host = options.host ?? '127.0.0.1';
+  if (options.advertiseHost !== undefined) return options.advertiseHost;
+  if (host === '0.0.0.0' || host === '::' || host === '') {
+    throw new Error(`a TaskManager bound to ${host} needs --advertise-host: the address the JobManager and other TaskManagers reach it at`);
+  }
+  return host;
+}
+
+function credentialsHint(secret: ClusterSecret | null): string {
+  return secret === null
+    ? `the JobManager wants a cluster secret and this TaskManager has none: set ${SECRET_ENV} or --secret-file`
+    : `this TaskManager's cluster secret is not the JobManager's: check ${SECRET_ENV} or --secret-file`;
 }

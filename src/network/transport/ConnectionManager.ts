@@ -1,5 +1,6 @@
 import { PeerConnection } from './PeerConnection.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+import { OPEN, type TransportSecurity } from './TransportSecurity.js';
 
 export interface ConnectionManagerOptions {
   /** A connection no channel has used for this long is closed. */
@@ -8,6 +9,8 @@ export interface ConnectionManagerOptions {
   log?: (message: string) => void;
   /** Told when a connection to a peer is refused or breaks (not when closed here): the peer may be gone. */
   onPeerLost?: (remote: RemoteAddress, error: Error) => void;
+  /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
+  security?: TransportSecurity;
 }
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
@@ -24,12 +27,14 @@ export class ConnectionManager {
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
   private readonly onPeerLost: (remote: RemoteAddress, error: Error) => void;
+  private readonly security: TransportSecurity;
   private closed = false;
 
   constructor(options: ConnectionManagerOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
     this.onPeerLost = options.onPeerLost ?? (() => {});
+    this.security = options.security ?? OPEN;
   }
 
   /** Open connections (including ones still connecting). */
@@ -47,6 +52,7 @@ export class ConnectionManager {
         remote,
         this.idleTimeoutMs,
         this.log,
+        this.security,
         (gone) => {
           if (this.peers.get(key) === gone) this.peers.delete(key);
         },

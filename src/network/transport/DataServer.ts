@@ -1,6 +1,9 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import type { ResultPartitionManager } from '../partition/ResultPartitionManager.js';
+import { AUTH_DEADLINE_MS } from './Protocol.js';
 import { ServerConnection } from './ServerConnection.js';
+import { OPEN, TLS_MIN_VERSION, type TransportSecurity } from './TransportSecurity.js';
 
 export interface DataServerOptions {
   /** Interface to bind; 127.0.0.1 unless told otherwise. */
@@ -9,6 +12,8 @@ export interface DataServerOptions {
   port?: number;
   /** Where connection errors are reported. */
   log?: (message: string) => void;
+  /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
+  security?: TransportSecurity;
 }
 
 const defaultLog = (message: string): void => console.warn(`[spillway data server] ${message}`);
@@ -19,6 +24,7 @@ const defaultLog = (message: string): void => console.warn(`[spillway data serve
  */
 export class DataServer {
   private readonly server: net.Server;
+  private readonly key: Buffer;
   private readonly connections = new Set<ServerConnection>();
   private readonly host: string;
   private readonly port: number;
@@ -32,7 +38,9 @@ export class DataServer {
     this.host = options.host ?? '127.0.0.1';
     this.port = options.port ?? 0;
     this.log = options.log ?? defaultLog;
-    this.server = net.createServer((socket) => this.accept(socket));
+    const security = options.security ?? OPEN;
+    this.key = security.key;
+    this.server = security.tls ? this.tlsServer(security.tls) : net.createServer((socket) => this.accept(socket));
   }
 
   /** Connections open now. */
@@ -68,8 +76,18 @@ export class DataServer {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Mutual TLS: a peer without a certificate of the cluster's CA is refused before a byte of the protocol. */
+  private tlsServer(material: NonNullable<TransportSecurity['tls']>): tls.Server {
+    const server = tls.createServer(
+      { ...material, requestCert: true, rejectUnauthorized: true, minVersion: TLS_MIN_VERSION, handshakeTimeout: AUTH_DEADLINE_MS },
+      (socket) => this.accept(socket),
+    );
+    server.on('tlsClientError', (error, socket) => this.log(`TLS refused a connection from ${socket.remoteAddress}:${socket.remotePort}: ${error.message}`));
+    return server;
+  }
+
   private accept(socket: net.Socket): void {
-    const connection = new ServerConnection(socket, this.partitions, this.log, (closed) => this.connections.delete(closed));
+    const connection = new ServerConnection(socket, this.partitions, this.log, (closed) => this.connections.delete(closed), this.key);
     this.connections.add(connection);
   }
 }

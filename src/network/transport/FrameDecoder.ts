@@ -20,7 +20,8 @@ export type ControlFrame =
   | { type: FrameType.ADD_CREDIT; receiverId: number; credit: number }
   | { type: FrameType.ERROR_RESPONSE; receiverId: number; kind: ErrorKind; message: string }
   | { type: FrameType.CANCEL_PARTITION_REQUEST; receiverId: number }
-  | { type: FrameType.CLOSE_REQUEST };
+  | { type: FrameType.CLOSE_REQUEST }
+  | { type: FrameType.AUTH_NONCE | FrameType.AUTH_PROOF; value: Buffer };
 
 /** The fixed fields of a BufferResponse; one object per decoder, overwritten by every frame. */
 export interface BufferHeader {
@@ -66,14 +67,20 @@ export class FrameDecoder {
   private targetOffset = 0;
   private remaining = 0;
   private stopped = false;
-  private readonly accepted: boolean[] = [];
+  private accepted: boolean[] = [];
   private readonly header: BufferHeader = { receiverId: 0, sequence: 0, backlog: 0, dataType: DataType.DATA, size: 0 };
 
   constructor(
     private readonly handler: FrameHandler,
     accepts: readonly FrameType[],
   ) {
-    for (const type of accepts) this.accepted[type] = true;
+    this.accept(accepts);
+  }
+
+  /** From now on only these frame types are accepted (the set widens once the peer has authenticated). */
+  accept(types: readonly FrameType[]): void {
+    this.accepted = [];
+    for (const type of types) this.accepted[type] = true;
   }
 
   /** True if the bytes so far end inside the handshake or a frame. */
@@ -226,6 +233,10 @@ function decodeControlFrame(type: number, bytes: Buffer, at: number, bodyBytes: 
       return { type, receiverId: bytes.readUInt32BE(at) };
     case FrameType.CLOSE_REQUEST:
       return { type };
+    case FrameType.AUTH_NONCE:
+    case FrameType.AUTH_PROOF:
+      // A copy: the bytes may be the decoder's scratch buffer or a reused read buffer.
+      return { type, value: Buffer.from(bytes.subarray(at, at + bodyBytes)) };
     default:
       throw new ProtocolError(`unknown frame type ${type}`);
   }

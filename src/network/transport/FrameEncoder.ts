@@ -88,6 +88,13 @@ export function encodeCancelPartitionRequest(receiverId: number): Buffer {
   return frame;
 }
 
+/** An AuthNonce or AuthProof frame carrying `value` (32 bytes). */
+export function encodeAuthFrame(type: FrameType.AUTH_NONCE | FrameType.AUTH_PROOF, value: Buffer): Buffer {
+  const frame = head(type, value.length);
+  value.copy(frame, FRAME_HEAD_BYTES);
+  return frame;
+}
+
 export function encodeCloseRequest(): Buffer {
   return head(FrameType.CLOSE_REQUEST, 0);
 }

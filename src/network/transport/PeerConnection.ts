@@ -1,9 +1,12 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
 import { encodeCancelPartitionRequest, encodeCloseRequest, encodeHandshake, encodePartitionRequest, writeAddCredit } from './FrameEncoder.js';
+import { ClientHandshake } from './Handshake.js';
 import type { PartitionReceiver } from './PartitionReceiver.js';
-import { ADD_CREDIT_BYTES, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_FRAMES } from './Protocol.js';
+import { ADD_CREDIT_BYTES, AUTH_DEADLINE_MS, CONNECTION_WIDE, FrameType, ProtocolError, SERVER_AUTH_FRAMES, SERVER_FRAMES } from './Protocol.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
+import { TLS_MIN_VERSION, type TransportSecurity } from './TransportSecurity.js';
 
 /**
  * Socket reads land in one reused buffer: every byte is parsed or copied out before
@@ -21,6 +24,8 @@ const CLOSE_GRACE_MS = 1000;
  * channel that reads from it. Routes each BufferResponse to its receiver by id,
  * gathers the credit freed while a read is consumed into one write, and fails
  * every open request at once when the connection breaks, so none of them hangs.
+ * It sends nothing but the handshake until the server has proved it holds the
+ * cluster key (Handshake.ts); what channels send meanwhile waits in order.
  */
 export class PeerConnection implements FrameHandler {
   readonly name: string;
@@ -28,7 +33,11 @@ export class PeerConnection implements FrameHandler {
   private nextReceiverId = 0;
   private readonly socket: net.Socket;
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  private readonly decoder = new FrameDecoder(this, SERVER_FRAMES);
+  private readonly decoder = new FrameDecoder(this, SERVER_AUTH_FRAMES);
+  private readonly handshake: ClientHandshake;
+  /** Frames written before the server authenticated; null once it has. */
+  private pending: Buffer[] | null = [];
+  private authDeadline: NodeJS.Timeout | null;
   /** The receiver of the payload being decoded. */
   private current: PartitionReceiver | null = null;
   private creditDue: number[] = [];
@@ -41,12 +50,13 @@ export class PeerConnection implements FrameHandler {
     remote: RemoteAddress,
     private readonly idleTimeoutMs: number,
     private readonly log: (message: string) => void,
+    security: TransportSecurity,
     private readonly onClosed: (connection: PeerConnection) => void,
     /** The connection was refused or broke: not told of a close this side asked for. */
     private readonly onBroken: (error: Error) => void = () => {},
   ) {
     this.name = formatAddress(remote);
-    this.socket = net.connect({
+    const options: net.NetConnectOpts = {
       host: remote.host,
       port: remote.port,
       noDelay: true,
@@ -58,8 +68,17 @@ export class PeerConnection implements FrameHandler {
           return true;
         },
       },
-    });
-    this.socket.write(encodeHandshake());
+    };
+    this.socket = security.tls
+      ? tls.connect({ ...(options as tls.ConnectionOptions), ...security.tls, minVersion: TLS_MIN_VERSION })
+      : net.connect(options);
+    this.handshake = new ClientHandshake(security.key);
+    this.socket.write(Buffer.concat([encodeHandshake(), this.handshake.start()]));
+    this.authDeadline = setTimeout(
+      () => this.fail(new Error(`TaskManager ${this.name} did not authenticate within ${AUTH_DEADLINE_MS} ms`)),
+      AUTH_DEADLINE_MS,
+    );
+    this.authDeadline.unref();
     this.socket.on('error', (error) => this.fail(new Error(`connection to TaskManager ${this.name} failed: ${error.message}`)));
     this.socket.on('end', () => {
       const how = this.decoder.isMidFrame ? 'inside a frame (truncated)' : 'by the peer';
@@ -102,11 +121,11 @@ export class PeerConnection implements FrameHandler {
   }
 
   requestPartition(receiverId: number, partitionId: string, subpartition: number, credit: number): void {
-    if (!this.closed) this.socket.write(encodePartitionRequest(receiverId, partitionId, subpartition, credit));
+    this.send(encodePartitionRequest(receiverId, partitionId, subpartition, credit));
   }
 
   cancel(receiverId: number): void {
-    if (!this.closed) this.socket.write(encodeCancelPartitionRequest(receiverId));
+    this.send(encodeCancelPartitionRequest(receiverId));
   }
 
   /** The receiver has credit to announce; all that is due goes out in one write. */
@@ -121,13 +140,20 @@ export class PeerConnection implements FrameHandler {
   close(): Promise<void> {
     if (!this.closed) {
       this.closeWith(new Error(`connection to TaskManager ${this.name} was closed locally`));
-      this.socket.end(encodeCloseRequest());
+      // Before authentication the server takes nothing but handshake frames.
+      if (this.pending === null) this.socket.end(encodeCloseRequest());
+      else this.socket.end();
       setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
     }
     return this.whenClosed;
   }
 
   onControlFrame(frame: ControlFrame): void {
+    if (frame.type === FrameType.AUTH_NONCE) {
+      this.socket.write(this.handshake.onNonce(frame.value));
+      return;
+    }
+    if (frame.type === FrameType.AUTH_PROOF) return this.authenticated(frame.value);
     if (frame.type !== FrameType.ERROR_RESPONSE) throw new ProtocolError(`unexpected frame type ${frame.type} from a server`);
     if (frame.receiverId === CONNECTION_WIDE) {
       this.fail(new Error(`TaskManager ${this.name} closed the connection: ${frame.message}`));
@@ -147,6 +173,27 @@ export class PeerConnection implements FrameHandler {
     const receiver = this.current;
     this.current = null;
     receiver?.onBufferComplete();
+  }
+
+  /** The server's proof: checked, then what waited goes out. */
+  private authenticated(proof: Buffer): void {
+    this.handshake.onProof(proof);
+    this.decoder.accept(SERVER_FRAMES);
+    this.clearAuthDeadline();
+    const pending = this.pending ?? [];
+    this.pending = null;
+    if (pending.length > 0 && !this.closed) this.socket.write(Buffer.concat(pending));
+  }
+
+  private send(frame: Buffer): void {
+    if (this.closed) return;
+    if (this.pending === null) this.socket.write(frame);
+    else this.pending.push(frame);
+  }
+
+  private clearAuthDeadline(): void {
+    if (this.authDeadline !== null) clearTimeout(this.authDeadline);
+    this.authDeadline = null;
   }
 
   private onRead(bytes: number): void {
@@ -173,7 +220,7 @@ export class PeerConnection implements FrameHandler {
       writeAddCredit(frames, length, id, credit);
       length += ADD_CREDIT_BYTES;
     }
-    if (length > 0) this.socket.write(frames.subarray(0, length));
+    if (length > 0) this.send(frames.subarray(0, length));
   }
 
   private startIdleTimer(): void {
@@ -193,6 +240,7 @@ export class PeerConnection implements FrameHandler {
 
   private closeWith(error: Error): void {
     this.closed = true;
+    this.clearAuthDeadline();
     this.decoder.stop();
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     this.idleTimer = null;

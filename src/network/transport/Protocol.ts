@@ -2,7 +2,7 @@ import { MAX_SEGMENT_SIZE } from '../buffer/NetworkBufferPool.js';
 
 /** "SPWY": the first four bytes each peer sends, so that a stray client is recognised at once. */
 export const MAGIC = 0x5350_5759;
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Magic (u32), version (u16), reserved (u16, zero). */
 export const HANDSHAKE_BYTES = 8;
 
@@ -16,6 +16,10 @@ export const enum FrameType {
   ERROR_RESPONSE = 4,
   CANCEL_PARTITION_REQUEST = 5,
   CLOSE_REQUEST = 6,
+  /** Authentication: a side's nonce (both directions). */
+  AUTH_NONCE = 7,
+  /** Authentication: a side's HMAC over the transcript (both directions). */
+  AUTH_PROOF = 8,
 }
 
 export const FRAME_NAMES: Readonly<Record<number, string>> = {
@@ -25,6 +29,8 @@ export const FRAME_NAMES: Readonly<Record<number, string>> = {
   [FrameType.ERROR_RESPONSE]: 'ErrorResponse',
   [FrameType.CANCEL_PARTITION_REQUEST]: 'CancelPartitionRequest',
   [FrameType.CLOSE_REQUEST]: 'CloseRequest',
+  [FrameType.AUTH_NONCE]: 'AuthNonce',
+  [FrameType.AUTH_PROOF]: 'AuthProof',
 };
 
 /** What an ErrorResponse reports. */
@@ -43,6 +49,12 @@ export const MAX_ERROR_MESSAGE_BYTES = 8192;
 /** A payload never exceeds the largest network buffer. */
 export const MAX_PAYLOAD_BYTES = MAX_SEGMENT_SIZE;
 
+/** A nonce is 256 random bits; a proof is an HMAC-SHA256. */
+export const AUTH_NONCE_BYTES = 32;
+export const AUTH_PROOF_BYTES = 32;
+/** A peer that has not authenticated this long after it connected is dropped. */
+export const AUTH_DEADLINE_MS = 5000;
+
 /** Fixed body fields before the variable part. */
 export const PARTITION_REQUEST_FIXED = 14;
 export const BUFFER_RESPONSE_FIXED = 13;
@@ -59,6 +71,8 @@ export const BODY_LIMITS: Readonly<Record<number, readonly [number, number]>> = 
   [FrameType.ERROR_RESPONSE]: [ERROR_RESPONSE_FIXED, ERROR_RESPONSE_FIXED + MAX_ERROR_MESSAGE_BYTES],
   [FrameType.CANCEL_PARTITION_REQUEST]: [4, 4],
   [FrameType.CLOSE_REQUEST]: [0, 0],
+  [FrameType.AUTH_NONCE]: [AUTH_NONCE_BYTES, AUTH_NONCE_BYTES],
+  [FrameType.AUTH_PROOF]: [AUTH_PROOF_BYTES, AUTH_PROOF_BYTES],
 };
 
 /** The largest body a decoder ever gathers in one piece (payloads are streamed, not gathered). */
@@ -75,6 +89,9 @@ export const CLIENT_FRAMES: readonly FrameType[] = [
   FrameType.CLOSE_REQUEST,
 ];
 export const SERVER_FRAMES: readonly FrameType[] = [FrameType.BUFFER_RESPONSE, FrameType.ERROR_RESPONSE];
+/** Before authentication only 32-byte handshake frames pass (and, to a client, the error that refuses it). */
+export const CLIENT_AUTH_FRAMES: readonly FrameType[] = [FrameType.AUTH_NONCE, FrameType.AUTH_PROOF];
+export const SERVER_AUTH_FRAMES: readonly FrameType[] = [FrameType.AUTH_NONCE, FrameType.AUTH_PROOF, FrameType.ERROR_RESPONSE];
 
 /** The peer broke the protocol: the connection is closed, only its channels fail. */
 export class ProtocolError extends Error {

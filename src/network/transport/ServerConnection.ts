@@ -5,8 +5,11 @@ import { EventType } from '../serialization/Events.js';
 import { PartitionNotFoundError, type ResultPartitionManager } from '../partition/ResultPartitionManager.js';
 import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
 import { encodeErrorResponse, encodeHandshake, writeBufferResponseHeader } from './FrameEncoder.js';
+import { AuthenticationError, ServerHandshake } from './Handshake.js';
 import {
+  AUTH_DEADLINE_MS,
   BUFFER_HEADER_BYTES,
+  CLIENT_AUTH_FRAMES,
   CLIENT_FRAMES,
   CONNECTION_WIDE,
   ErrorKind,
@@ -29,12 +32,16 @@ const CLOSE_GRACE_MS = 1000;
  * queue and send one buffer per turn; a reader without credit is simply not in the
  * queue, so it holds up no one. Buffers go out corked, header and payload as
  * separate chunks (no copy), many per writev, and return to their pools once the
- * kernel has them.
+ * kernel has them. Until the peer has authenticated (Handshake.ts) only 32-byte
+ * handshake frames are accepted and nothing is allocated for it; one that has not
+ * within AUTH_DEADLINE_MS is dropped.
  */
 export class ServerConnection implements FrameHandler {
   private readonly readers = new Map<number, SubpartitionReader>();
   private readonly ready = new BufferQueue<SubpartitionReader>();
-  private readonly decoder = new FrameDecoder(this, CLIENT_FRAMES);
+  private readonly decoder = new FrameDecoder(this, CLIENT_AUTH_FRAMES);
+  private readonly handshake: ServerHandshake;
+  private authDeadline: NodeJS.Timeout | null;
   private flushScheduled = false;
   private awaitingDrain = false;
   private closed = false;
@@ -45,8 +52,12 @@ export class ServerConnection implements FrameHandler {
     private readonly partitions: ResultPartitionManager,
     private readonly log: (message: string) => void,
     private readonly onClosed: (connection: ServerConnection) => void,
+    key: Buffer,
   ) {
     this.peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.handshake = new ServerHandshake(key);
+    this.authDeadline = setTimeout(() => this.refuse(new AuthenticationError(`no authentication within ${AUTH_DEADLINE_MS} ms`)), AUTH_DEADLINE_MS);
+    this.authDeadline.unref();
     socket.setNoDelay(true);
     socket.setKeepAlive(true);
     socket.write(encodeHandshake());
@@ -73,6 +84,7 @@ export class ServerConnection implements FrameHandler {
   close(reason?: Error): void {
     if (this.closed) return;
     this.closed = true;
+    this.clearAuthDeadline();
     this.decoder.stop();
     if (reason) this.socket.write(encodeErrorResponse(CONNECTION_WIDE, ErrorKind.FAILURE, reason.message));
     this.releaseReaders();
@@ -95,6 +107,14 @@ export class ServerConnection implements FrameHandler {
         return this.releaseReader(frame.receiverId);
       case FrameType.CLOSE_REQUEST:
         return this.close();
+      case FrameType.AUTH_NONCE:
+        this.socket.write(this.handshake.onNonce(frame.value));
+        return;
+      case FrameType.AUTH_PROOF:
+        this.socket.write(this.handshake.onProof(frame.value));
+        this.decoder.accept(CLIENT_FRAMES);
+        this.clearAuthDeadline();
+        return;
       default:
         throw new ProtocolError(`unexpected frame type ${frame.type}`);
     }
@@ -110,10 +130,19 @@ export class ServerConnection implements FrameHandler {
     try {
       this.decoder.push(chunk);
     } catch (error) {
-      const failure = error instanceof Error ? error : new Error(String(error));
-      this.log(`closing connection from ${this.peer}: ${failure instanceof ProtocolError ? 'protocol error: ' : ''}${failure.message}`);
-      this.close(failure);
+      this.refuse(error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  private refuse(failure: Error): void {
+    if (this.closed) return;
+    this.log(`closing connection from ${this.peer}: ${failure instanceof ProtocolError ? 'protocol error: ' : ''}${failure.message}`);
+    this.close(failure);
+  }
+
+  private clearAuthDeadline(): void {
+    if (this.authDeadline !== null) clearTimeout(this.authDeadline);
+    this.authDeadline = null;
   }
 
   private request(receiverId: number, partitionId: string, subpartition: number, credit: number): void {
@@ -224,6 +253,7 @@ export class ServerConnection implements FrameHandler {
 
   private dispose(): void {
     this.closed = true;
+    this.clearAuthDeadline();
     this.decoder.stop();
     this.releaseReaders();
     this.onClosed(this);
