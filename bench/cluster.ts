@@ -150,6 +150,8 @@ function describe(body: SubmitBody): string {
 /** A bench cluster's shape; by default TASK_MANAGERS TaskManagers of SLOTS slots. */
 export interface ClusterOptions {
   memory?: string;
+  /** Managed memory of every TaskManager, e.g. `64mb`. */
+  managedMemory?: string;
   bufferSize?: string;
   taskManagers?: number;
   slots?: number;

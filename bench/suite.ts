@@ -39,6 +39,7 @@ import {
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureRecovery, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
+import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTlsTransport, type TlsFigures } from './tls.js';
@@ -68,6 +69,7 @@ interface Sizes {
   /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
   recoveryBytes: number;
   sweep: SweepOptions;
+  managed: ManagedSizes;
 }
 
 const QUICK: Sizes = {
@@ -82,6 +84,7 @@ const QUICK: Sizes = {
   spillMemory: '32mb',
   recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+  managed: MANAGED_QUICK,
 };
 
 const FULL: Sizes = {
@@ -96,6 +99,7 @@ const FULL: Sizes = {
   spillMemory: '64mb',
   recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
+  managed: MANAGED_FULL,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -132,6 +136,7 @@ interface Figures {
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   recovery?: RecoveryFigures;
   sweep?: SweepPoint[];
+  managed?: ManagedFigures;
 }
 
 export interface SuiteResult {
@@ -212,6 +217,7 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await attempt(`recovery: blocking word count, ${sizes.recoveryBytes / 1e6} MB, a TaskManager killed halfway, in turns with an undisturbed run`, async () => {
     figures.recovery = await measureRecovery(sizes.recoveryBytes, sizes.repeats);
   });
+  await measureManaged(sizes.managed, (figures.managed = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
   });
@@ -324,7 +330,7 @@ async function writeFiles(stamp: string, sweep: SweepPoint[] | undefined, machin
 
 // ---- the table ----
 
-interface Row {
+export interface Row {
   figure: string;
   measured: string;
   baseline?: string;
@@ -386,12 +392,13 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 
   spillRows(figures, rows, target);
   recoveryRow(figures, rows, target);
+  managedRows(figures.managed ?? {}, rows, target);
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
   return { table: renderTable(rows), targets };
 }
 
-type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+export type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
 
 function recoveryRow({ recovery }: Figures, rows: Row[], target: Target): void {
   const ratio = recovery ? recovery.killed.median.seconds / recovery.undisturbed.median.seconds : null;

@@ -40,6 +40,8 @@ export interface LocalClusterOptions {
   slots: number;
   port?: number;
   memory?: string;
+  /** Managed memory of every TaskManager, e.g. `64mb`. */
+  managedMemory?: string;
   /** Network buffer size of every TaskManager, e.g. `32kb`. */
   bufferSize?: string;
   heartbeatTimeoutMs?: number;
@@ -104,6 +106,7 @@ export class LocalCluster {
   addTaskManager(spillDir = this.taskManagerDir(this.started++)): ChildProcess {
     const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
     if (this.options.memory) args.push('--memory', this.options.memory);
+    if (this.options.managedMemory) args.push('--managed-memory', this.options.managedMemory);
     if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
     const child = this.spawn(args);
     this.spillDirOf.set(child, spillDir);

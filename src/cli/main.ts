@@ -15,10 +15,10 @@ const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
                       [--history-bytes SIZE] [--module-ttl MS] [--max-module-size SIZE] [--data-dir DIR] [--module-load-timeout MS]
                       [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
-  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--buffer-size SIZE] [--spill-dir DIR] [--host 127.0.0.1]
-                       [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE]
-  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--buffer-size SIZE] [--port 8081] [--cancel-timeout MS] [--task-heap SIZE]
-                 [--restart-strategy S] [--restart-attempts N] [--restart-delay MS]
+  spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--spill-dir DIR]
+                       [--host 127.0.0.1] [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE]
+  spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--port 8081]
+                 [--cancel-timeout MS] [--task-heap SIZE] [--restart-strategy S] [--restart-attempts N] [--restart-delay MS]
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking] [--wait] [--typecheck]
                   [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
@@ -50,6 +50,7 @@ const OPTIONS = {
   jobmanager: { type: 'string', default: 'http://127.0.0.1:8081' },
   slots: { type: 'string', default: '2' },
   memory: { type: 'string', default: '256mb' },
+  'managed-memory': { type: 'string' },
   'buffer-size': { type: 'string', default: '32kb' },
   'spill-dir': { type: 'string' },
   'cancel-timeout': { type: 'string' },
@@ -143,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
         ownsSpillDir: values['spill-dir'] === undefined,
         cancelTimeoutMs: optionalInt('cancel-timeout', values['cancel-timeout']),
         taskHeapBytes: values['task-heap'] === undefined ? undefined : parseSize(values['task-heap']),
+        managedMemory: values['managed-memory'] === undefined ? undefined : parseSize(values['managed-memory']),
         ...security,
         // A refused secret does not get better by retrying: it says why and exits 1.
         onUnauthorized: (error) => {
@@ -173,6 +175,7 @@ async function main(argv: string[]): Promise<number> {
           ...tlsArgs(values['tls-cert'], values['tls-key'], values['tls-ca']),
           ...(values['cancel-timeout'] === undefined ? [] : ['--cancel-timeout', String(positiveInt('cancel-timeout', values['cancel-timeout']))]),
           ...(values['task-heap'] === undefined ? [] : ['--task-heap', String(parseSize(values['task-heap']))]),
+          ...(values['managed-memory'] === undefined ? [] : ['--managed-memory', String(parseSize(values['managed-memory']))]),
         ],
       });
       onSignal(() => cluster.stop());

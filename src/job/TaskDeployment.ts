@@ -60,4 +60,11 @@ export interface TaskCounters {
   bytesIn: number;
   recordsOut: number;
   bytesOut: number;
+  /** Bytes the task's operators wrote to spill files past their managed memory. */
+  spilledBytes: number;
+}
+
+/** Counters of a task that has done nothing yet. */
+export function emptyCounters(): TaskCounters {
+  return { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0, spilledBytes: 0 };
 }

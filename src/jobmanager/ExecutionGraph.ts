@@ -1,5 +1,5 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
-import type { JobReference, TaskCounters, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
+import { emptyCounters, type JobReference, type TaskCounters, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/ResultPartition.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import { pipelinedRegions } from './PipelinedRegions.js';
@@ -84,7 +84,7 @@ export class ExecutionGraph {
       for (let subtask = 0; subtask < p; subtask++) {
         const taskId = `${jobId}.${stage.name}.${subtask}`;
         const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
-        const counters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+        const counters = emptyCounters();
         this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, attempt: 0, state: 'CREATED', counters });
       }
     }

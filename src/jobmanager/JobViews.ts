@@ -1,4 +1,4 @@
-import type { TaskCounters } from '../job/TaskDeployment.js';
+import { emptyCounters, type TaskCounters } from '../job/TaskDeployment.js';
 import type { JobRecord } from './JobStore.js';
 import type { Job } from './Scheduler.js';
 
@@ -11,12 +11,13 @@ export function jobSeq(id: string): number | undefined {
 /** A job as it stands, as the store keeps it and the REST API shows it. */
 export function snapshot(job: Job): JobRecord {
   const vertices = [...(job.graph?.vertices.values() ?? [])];
-  const counters: TaskCounters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  const counters: TaskCounters = emptyCounters();
   for (const v of vertices) {
     counters.recordsIn += v.counters.recordsIn;
     counters.bytesIn += v.counters.bytesIn;
     counters.recordsOut += v.counters.recordsOut;
     counters.bytesOut += v.counters.bytesOut;
+    counters.spilledBytes += v.counters.spilledBytes;
   }
   let resultBytes = 0;
   for (const bytes of job.resultBytes.values()) resultBytes += bytes;

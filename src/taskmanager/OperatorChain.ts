@@ -1,5 +1,7 @@
 import type { Accumulate, CombineByKey, KeyFn, Operator } from '../job/JobDefinition.js';
-import { naturalOrder } from '../network/writer/ChannelSelector.js';
+import { ExternalSorter } from './memory/ExternalSorter.js';
+import { ManagedMemory } from './memory/ManagedMemory.js';
+import { SpillingAggregator } from './memory/SpillingAggregator.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
 export type Emit = (record: unknown) => void | Promise<void>;
@@ -13,20 +15,22 @@ export interface Chain {
 /**
  * Compiles a stage's operators into nested functions around the output, so a record
  * goes through the whole chain in one call with no serialization or queue between
- * operators (Renoir's block, Flink's operator chaining).
+ * operators (Renoir's block, Flink's operator chaining). Operators that hold data
+ * (sortBy, reduceByKey, combineByKey) keep within their share of `memory` and spill
+ * past it; without one they hold everything.
  */
-export function compileChain(operators: readonly Operator[], output: Emit, endOutput: () => Promise<void>): Chain {
+export function compileChain(operators: readonly Operator[], output: Emit, endOutput: () => Promise<void>, memory = ManagedMemory.unbounded()): Chain {
   let push = output;
   let end = endOutput;
   for (let i = operators.length - 1; i >= 0; i--) {
-    const step = compileOperator(operators[i], push, end);
+    const step = compileOperator(operators[i], push, end, memory);
     push = step.push;
     end = step.end;
   }
   return { push, end };
 }
 
-function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>): Chain {
+function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>, memory: ManagedMemory): Chain {
   if ('map' in op) {
     const f = op.map;
     return { push: (r) => next(f(r)), end: endNext };
@@ -36,11 +40,12 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
     return { push: (r) => (f(r) ? next(r) : undefined), end: endNext };
   }
   if ('flatMap' in op) return { push: flatMapping(op.flatMap, next), end: endNext };
-  if ('reduceByKey' in op) return reducing(op.reduceByKey.key, op.reduceByKey.reduce, next, endNext);
+  if ('reduceByKey' in op) return reducing(new SpillingAggregator(op.reduceByKey.key, op.reduceByKey.reduce, memory.operatorBudget, memory), next, endNext);
   if ('combineByKey' in op) {
     // Its input is [key, combiner] pairs from the map-side combiners: merge the combiners.
     const merge = op.combineByKey.mergeCombiners;
-    return reducing(pairKey, (a, b) => [(a as Pair)[0], merge((a as Pair)[1], (b as Pair)[1])], next, endNext);
+    const mergePairs = (a: unknown, b: unknown): Pair => [(a as Pair)[0], merge((a as Pair)[1], (b as Pair)[1])];
+    return reducing(new SpillingAggregator(pairKey, mergePairs, memory.operatorBudget, memory), next, endNext);
   }
   if ('aggregate' in op) {
     const { zero, add } = op.aggregate;
@@ -56,7 +61,7 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>)
     };
   }
   if ('accumulate' in op) return accumulating(op.accumulate, next, endNext);
-  if ('sortBy' in op) return sorting(op.sortBy.key, next, endNext);
+  if ('sortBy' in op) return sorting(new ExternalSorter(op.sortBy.key, memory.operatorBudget, memory), next, endNext);
   throw new Error('a join is run by its task, not chained');
 }
 
@@ -103,19 +108,12 @@ function emitRest(iterator: Iterator<unknown>, next: Emit): void | Promise<void>
   }
 }
 
-/** Keyed aggregation: one value per key, emitted at the end. */
-export function reducing(key: KeyFn, reduce: (a: unknown, b: unknown) => unknown, next: Emit, endNext: () => Promise<void>): Chain {
-  const values = new Map<unknown, unknown>();
+/** Keyed aggregation: one value per key, emitted at the end, spilling past its budget. */
+function reducing(aggregator: SpillingAggregator, next: Emit, endNext: () => Promise<void>): Chain {
   return {
-    push: (r) => {
-      const k = key(r);
-      const old = values.get(k);
-      values.set(k, old === undefined ? r : reduce(old, r));
-    },
+    push: (r) => aggregator.push(r),
     end: async () => {
-      const waiting = emitAll(values.values(), next);
-      if (waiting) await waiting;
-      values.clear();
+      await aggregator.finish(next);
       await endNext();
     },
   };
@@ -182,18 +180,12 @@ function accumulating(spec: Accumulate, next: Emit, endNext: () => Promise<void>
   };
 }
 
-function sorting(key: KeyFn, next: Emit, endNext: () => Promise<void>): Chain {
-  const records: unknown[] = [];
+/** Sorts the task's records by key at the end of its input: an external merge sort past its budget. */
+function sorting(sorter: ExternalSorter, next: Emit, endNext: () => Promise<void>): Chain {
   return {
-    push: (r) => {
-      records.push(r);
-    },
+    push: (r) => sorter.push(r),
     end: async () => {
-      const keyed = records.map((r) => [key(r), r] as const);
-      keyed.sort((a, b) => naturalOrder(a[0], b[0]));
-      records.length = 0;
-      const waiting = emitAll(keyed.map((k) => k[1]), next);
-      if (waiting) await waiting;
+      await sorter.finish(next);
       await endNext();
     },
   };

@@ -14,7 +14,9 @@ import {
   type ChannelSelector,
 } from '../network/writer/ChannelSelector.js';
 import { RecordWriter } from '../network/writer/RecordWriter.js';
-import { combinerOf, combining, compileChain, emitAll, type Chain, type Emit } from './OperatorChain.js';
+import { HybridHashJoin, type JoinSpec } from './memory/HybridHashJoin.js';
+import { ManagedMemory, type ManagedMemorySpec } from './memory/ManagedMemory.js';
+import { combinerOf, combining, compileChain, type Chain, type Emit } from './OperatorChain.js';
 
 /** What a running task tells its TaskManager. */
 export interface TaskListener {
@@ -43,17 +45,21 @@ export class Task {
   private readonly readers: RecordReader<unknown>[] = [];
   private readonly gates: InputGate[] = [];
   private textSink: TextSinkWriter | null = null;
+  private readonly memory: ManagedMemory;
   private canceled = false;
 
+  /** Without `memory` (a task run outside a TaskManager), its operators hold everything and never spill. */
   constructor(
     readonly descriptor: TaskDeploymentDescriptor,
     private readonly job: JobDefinition,
     private readonly shuffle: TaskShuffle,
     private readonly listener: TaskListener,
+    memory?: ManagedMemorySpec,
   ) {
     const stage = job.stages.find((s) => s.name === descriptor.stage);
     if (!stage) throw new Error(`job ${job.name} has no stage ${descriptor.stage}`);
     this.stage = stage;
+    this.memory = memory ? ManagedMemory.of(memory, stage.operators ?? []) : ManagedMemory.unbounded();
   }
 
   get counters(): TaskCounters {
@@ -63,6 +69,7 @@ export class Task {
       bytesIn: sum(this.readers, (r) => r.bytesIn),
       recordsOut: sum(this.writers, (w) => w.recordsOut),
       bytesOut: sum(this.writers, (w) => w.bytesOut),
+      spilledBytes: this.memory.spilledBytes,
     };
   }
 
@@ -71,7 +78,7 @@ export class Task {
       const output = await this.createOutput();
       // A join reads the inputs itself; the operators after it are chained.
       const operators = (this.stage.operators ?? []).filter((op) => !('join' in op));
-      const chain = compileChain(operators, output.push, output.end);
+      const chain = compileChain(operators, output.push, output.end, this.memory);
       if (this.stage.source) await this.readSource(chain);
       else await this.readInputs(chain);
       this.checkCanceled();
@@ -79,6 +86,9 @@ export class Task {
     } catch (error) {
       this.abort();
       throw error;
+    } finally {
+      // Spill files go with the task, however it ends.
+      this.memory.release();
     }
   }
 
@@ -88,6 +98,7 @@ export class Task {
 
   cancel(): void {
     this.canceled = true;
+    this.memory.cancel();
     this.abort();
   }
 
@@ -220,23 +231,12 @@ export class Task {
     return reader;
   }
 
-  /** Builds a hash table of input 0 to its end, then probes it with input 1. */
-  private async join(
-    spec: { keys: [(r: unknown) => unknown, (r: unknown) => unknown]; combine: (l: unknown, r: unknown) => unknown },
-    chain: Chain,
-  ): Promise<void> {
-    const build = new Map<unknown, unknown[]>();
-    const [leftKey, rightKey] = spec.keys;
-    await this.openInput(0).forEach((r) => {
-      const k = leftKey(r);
-      const list = build.get(k);
-      if (list) list.push(r);
-      else build.set(k, [r]);
-    });
-    await this.openInput(1).forEach((r) => {
-      const matches = build.get(rightKey(r));
-      if (matches) return emitAll(matches.map((m) => spec.combine(m, r)), chain.push);
-    });
+  /** A hybrid hash join: input 0 (the build side) to its end, then input 1 probes it; spills past its budget. */
+  private async join(spec: JoinSpec, chain: Chain): Promise<void> {
+    const join = new HybridHashJoin(spec, this.memory.operatorBudget, this.memory);
+    await this.openInput(0).forEach((r) => join.build(r));
+    await this.openInput(1).forEach((r) => join.probe(r, chain.push));
+    await join.finish(chain.push);
   }
 }
 

@@ -1,8 +1,10 @@
-import type { PartitionLocation, TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import fs from 'node:fs';
+import { emptyCounters, type PartitionLocation, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
 import { NetworkEnd } from '../network/thread/NetworkEnd.js';
+import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
 import type { FromTaskThread, TaskEndState, ToTaskThread } from './TaskThreadMessages.js';
 import type { TaskThread, TaskThreadPool } from './TaskThreadPool.js';
 
@@ -24,11 +26,11 @@ export interface TaskOutcome {
  * deployment), runs the task in a thread from the pool, serves its buffers, opens
  * its inputs once their producers are known, and ends it. A task that does not
  * stop within the cancel timeout of a cancel is terminated; whatever way a task
- * ends, its buffers are back and, unless it finished, its partitions released
- * before its outcome is known.
+ * ends, its buffers are back, its operators' spill files gone and, unless it
+ * finished, its partitions released before its outcome is known.
  */
 export class TaskHost {
-  counters: TaskCounters = { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  counters: TaskCounters = emptyCounters();
   private readonly partitions: ResultPartition[] = [];
   private readonly network: NetworkEnd;
   private readonly locations: (PartitionLocation | null)[][];
@@ -48,6 +50,8 @@ export class TaskHost {
     private readonly taskManagerId: string,
     private readonly cancelTimeoutMs: number,
     private readonly listener: TaskHostListener,
+    /** The task's slot budget and spill folder; the folder is removed when the task ends. */
+    private readonly memory: ManagedMemorySpec,
   ) {
     this.ended = new Promise((resolve) => (this.resolveOutcome = resolve));
     this.locations = descriptor.inputs.map((gate) => gate.channels.map((c) => c.location));
@@ -88,7 +92,7 @@ export class TaskHost {
     thread.worker.on('message', this.onMessage);
     thread.worker.on('error', this.onError);
     thread.worker.on('exit', this.onExit);
-    this.post({ type: 'run', descriptor: this.descriptor });
+    this.post({ type: 'run', descriptor: this.descriptor, memory: this.memory });
     return this.ended;
   }
 
@@ -199,12 +203,14 @@ export class TaskHost {
     this.thread = null;
   }
 
-  /** Takes back every buffer the thread held and, unless the task finished, releases its partitions. */
+  /** Takes back every buffer the thread held, removes its spill files and, unless the task finished, releases its partitions. */
   private end(outcome: TaskOutcome): void {
     if (this.outcome !== null) return;
     this.outcome = outcome;
     if (this.cancelTimer !== null) clearTimeout(this.cancelTimer);
     this.network.reclaim();
+    // The thread removes its spill files as its task ends; a terminated thread could not.
+    fs.rmSync(this.memory.spillDir, { recursive: true, force: true });
     if (outcome.state !== 'FINISHED') this.releasePartitions(new Error(`task ${this.descriptor.taskId} ${outcome.state === 'FAILED' ? 'failed' : 'was canceled'}`));
     this.resolveOutcome(outcome);
   }

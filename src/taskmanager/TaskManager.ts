@@ -11,11 +11,15 @@ import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { Heartbeat, type Registered } from './Heartbeat.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
+import { DEFAULT_MANAGED_MEMORY, taskSpillDir, type ManagedMemorySpec } from './memory/ManagedMemory.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
 
 /** How long a canceled task may take to stop before its thread is terminated. */
 export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
+
+/** The least managed memory a slot may have: below it a sort would spill every few records. */
+const MIN_SLOT_MEMORY = 4096;
 
 export interface TaskManagerOptions {
   jobManager: string;
@@ -43,6 +47,8 @@ export interface TaskManagerOptions {
   cancelTimeoutMs?: number;
   /** A task thread's heap limit, bytes; V8's default if absent. */
   taskHeapBytes?: number;
+  /** Managed memory, bytes, divided among the slots; default DEFAULT_MANAGED_MEMORY. */
+  managedMemory?: number;
 }
 
 /**
@@ -71,10 +77,16 @@ export class TaskManager {
   private registration: Record<string, unknown> = {};
   private rejoining = false;
   private readonly partitionDir: string;
+  /** Where tasks' operators spill, a folder per task. */
+  private readonly managedDir: string;
 
   constructor(private readonly options: TaskManagerOptions) {
+    if (this.managedMemory < options.slots * MIN_SLOT_MEMORY) {
+      throw new Error(`--managed-memory ${options.managedMemory} is below ${MIN_SLOT_MEMORY} bytes a slot (${options.slots} slots): give it at least ${options.slots * MIN_SLOT_MEMORY}`);
+    }
     this.jm = options.jobManager.replace(/\/$/, '');
     this.partitionDir = path.join(options.spillDir, 'partitions');
+    this.managedDir = path.join(options.spillDir, 'managed');
     this.env = new ShuffleEnvironment({
       memory: options.memory,
       segmentSize: options.segmentSize,
@@ -98,6 +110,10 @@ export class TaskManager {
     return this.id;
   }
 
+  get managedMemory(): number {
+    return this.options.managedMemory ?? DEFAULT_MANAGED_MEMORY;
+  }
+
   async start(): Promise<void> {
     const host = this.options.host ?? '127.0.0.1';
     console.error(bindPolicy('taskmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
@@ -106,6 +122,8 @@ export class TaskManager {
     fs.rmSync(this.partitionDir, { recursive: true, force: true });
     fs.rmSync(path.join(this.options.spillDir, 'modules'), { recursive: true, force: true });
     fs.mkdirSync(this.options.spillDir, { recursive: true });
+    // Spill files of a TaskManager that was killed on this spill dir belong to no task now.
+    fs.rmSync(this.managedDir, { recursive: true, force: true });
     const data = await this.env.start();
     await this.http.listen({ host, port: 0 });
     const address = this.http.server.address();
@@ -229,6 +247,8 @@ export class TaskManager {
       spillFiles: fs.existsSync(this.partitionDir) ? fs.readdirSync(this.partitionDir) : [],
       busyThreads: this.threads.busyThreads,
       idleThreads: this.threads.idleThreads,
+      managedMemory: this.managedMemory,
+      managedSpillFiles: fs.existsSync(this.managedDir) ? fs.readdirSync(this.managedDir, { recursive: true }).map(String) : [],
       segmentsInUse: this.env.buffers.segmentsInUse,
       totalSegments: this.env.buffers.totalSegments,
       rss: process.memoryUsage.rss(),
@@ -245,10 +265,18 @@ export class TaskManager {
     try {
       await this.loader.prepare(descriptor.job);
       if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
-      task = new TaskHost(descriptor, this.env, this.threads, this.id, this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS, {
-        partitionReady: (partitionId) => this.announcePartition(partitionId),
-        collected: (records) => this.sendResults(taskId, attempt, records),
-      });
+      task = new TaskHost(
+        descriptor,
+        this.env,
+        this.threads,
+        this.id,
+        this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS,
+        {
+          partitionReady: (partitionId) => this.announcePartition(partitionId),
+          collected: (records) => this.sendResults(taskId, attempt, records),
+        },
+        this.slotMemory(taskId),
+      );
       this.tasks.set(execution, task);
       for (const [partitionId, location] of this.earlyLocations.get(execution) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(execution);
@@ -264,6 +292,11 @@ export class TaskManager {
     await running;
     const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` : undefined;
     await this.report(descriptor, task, outcome.state, error);
+  }
+
+  /** A slot's share of managed memory and the task's own spill folder. */
+  private slotMemory(taskId: string): ManagedMemorySpec {
+    return { bytes: Math.floor(this.managedMemory / this.options.slots), spillDir: taskSpillDir(this.managedDir, taskId) };
   }
 
   /** Counters of running tasks, for progress while a job runs; a lost update is replaced by the next. */

@@ -7,10 +7,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { pack } from 'msgpackr';
 import { JobLoader } from '../job/JobLoader.js';
-import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import { emptyCounters, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
 import { HandoverLink } from '../network/thread/HandoverLink.js';
 import { TaskEnd } from '../network/thread/TaskEnd.js';
+import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
 import { Task, type TaskShuffle } from './Task.js';
 import type { FromTaskThread, TaskEndState, TaskThreadData, ToTaskThread } from './TaskThreadMessages.js';
 
@@ -37,7 +38,7 @@ port.on('message', (message: unknown) => {
   // Entries published before this message are read first.
   link.drain();
   const control = message as ToTaskThread;
-  if (control.type === 'run') void run(control.descriptor);
+  if (control.type === 'run') void run(control.descriptor, control.memory);
   else if (control.type === 'cancel') cancel();
   else running?.delivered?.(control.error);
 });
@@ -52,7 +53,7 @@ function send(state: Running, message: FromTaskThread): void {
   state.end.port.post(message);
 }
 
-async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
+async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySpec): Promise<void> {
   const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions }));
   const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null };
   running = state;
@@ -62,7 +63,7 @@ async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
   try {
     const job = await loader.load(descriptor.job);
     if (state.canceled) throw new Error(`task ${descriptor.taskId} was canceled`);
-    state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), { collected: (records) => collect(state, records) });
+    state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), { collected: (records) => collect(state, records) }, memory);
     await state.task.run();
   } catch (failure) {
     endState = state.canceled ? 'CANCELED' : 'FAILED';
@@ -71,7 +72,7 @@ async function run(descriptor: TaskDeploymentDescriptor): Promise<void> {
     clearInterval(timer);
     running = null;
   }
-  const counters: TaskCounters = state.task?.counters ?? { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0 };
+  const counters: TaskCounters = state.task?.counters ?? emptyCounters();
   send(state, { type: 'ended', state: endState, error, counters, modules: loader.importedModules });
   // Whatever this task's leftovers still write (a late recycle) must not reach the next task.
   state.end.port.discard();

@@ -1,6 +1,7 @@
 import type { SharedSegments } from '../network/buffer/NetworkBufferPool.js';
 import type { HandoverRings } from '../network/thread/HandoverLink.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
 
 /** What every task thread is started with. */
 export interface TaskThreadData {
@@ -15,7 +16,7 @@ export type TaskEndState = 'FINISHED' | 'FAILED' | 'CANCELED';
 
 /** Control messages to a task thread; buffers travel as handover batches beside them. */
 export type ToTaskThread =
-  | { type: 'run'; descriptor: TaskDeploymentDescriptor }
+  | { type: 'run'; descriptor: TaskDeploymentDescriptor; memory: ManagedMemorySpec }
   | { type: 'cancel' }
   /** The answer to `collect`: null once the records are delivered, or why they could not be. */
   | { type: 'collected'; error: string | null };

@@ -1,6 +1,6 @@
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
-import { numberParam } from './Params.js';
+import { numberParam, requireString } from './Params.js';
 
 export type Customer = [id: number, name: string];
 export type Order = [customerId: number, amount: number];
@@ -11,16 +11,24 @@ export function* customers(n: number, subtask = 0, parallelism = 1): Generator<C
   for (let i = subtask; i < n; i += parallelism) yield [i, `c${i}`];
 }
 
-/** Orders; order j belongs to customer (j * 7919) mod (n + n/4), so some match no customer. */
+/** Orders; order j (its amount is j) belongs to customer orderCustomer(j). */
 export function* orders(count: number, customerCount: number, subtask = 0, parallelism = 1): Generator<Order> {
-  const span = customerCount + Math.ceil(customerCount / 4);
-  for (let j = subtask; j < count; j += parallelism) yield [(j * 7919) % span, j];
+  for (let j = subtask; j < count; j += parallelism) yield [orderCustomer(j, customerCount), j];
 }
 
-/** Hash join of customers and orders on the customer id: [id, name, amount] for every match. */
+/** The customer of order j: (j * 7919) mod (n + n/4), so some orders match no customer. */
+export function orderCustomer(j: number, customerCount: number): number {
+  return (j * 7919) % (customerCount + Math.ceil(customerCount / 4));
+}
+
+/**
+ * Hash join of customers (the build side) and orders on the customer id: [id, name,
+ * amount] for every match, collected, or written to `output` (one JSON array a line).
+ */
 export function join(params: Record<string, unknown>): JobDefinition {
   const customerCount = Math.floor(numberParam(params, 'customers', 10_000, 1));
   const orderCount = Math.floor(numberParam(params, 'orders', 100_000));
+  const output = params.output === undefined ? undefined : requireString(params, 'output');
   const job = new JobBuilder('join');
   const byCustomer = job
     .generate((i, n) => customers(customerCount, i, n))
@@ -30,9 +38,8 @@ export function join(params: Record<string, unknown>): JobDefinition {
     .generate((i, n) => orders(orderCount, customerCount, i, n))
     .name('orders')
     .keyBy((o) => o[0]);
-  byCustomer
-    .join(byOrder, (c, o): Joined => [c[0], c[1], o[1]])
-    .name('join')
-    .collect();
+  const joined = byCustomer.join(byOrder, (c, o): Joined => [c[0], c[1], o[1]]).name('join');
+  if (output === undefined) joined.collect();
+  else joined.writeText(output);
   return job.build();
 }

@@ -2,6 +2,7 @@ import { seededRandom } from '../Corpus.js';
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
 import { numberParam, requireString } from './Params.js';
+import { scanPartFiles } from './PartFiles.js';
 
 export type SortRecord = [key: number, value: string];
 
@@ -38,4 +39,29 @@ export function sort(params: Record<string, unknown>): JobDefinition {
 
 function evenBoundaries(parallelism: number): number[] {
   return Array.from({ length: parallelism - 1 }, (_, i) => Math.floor(((i + 1) * SORT_KEY_RANGE) / parallelism));
+}
+
+/**
+ * Checks the part files of a sort job in part order: keys never go down, and each of
+ * the job's records is there exactly once with its key. Holds 9 bytes a record, never
+ * the records. Returns the first fault, or null.
+ */
+export function checkSortOutput(dir: string, records: number, seed: number, parallelism: number): string | null {
+  const keyOf = new Float64Array(records);
+  for (let s = 0; s < parallelism; s++) {
+    let i = Math.floor((s * records) / parallelism);
+    for (const [key] of sortInput(records, seed, s, parallelism)) keyOf[i++] = key;
+  }
+  const seen = new Uint8Array(records);
+  let previous = -Infinity;
+  let count = 0;
+  const fault = scanPartFiles(dir, ([key, i], file) => {
+    if (key < previous) return `${file}: key ${key} after ${previous}`;
+    if (!(i < records) || seen[i]++ !== 0) return `${file}: record r${i} is not one of the job's or comes twice`;
+    if (keyOf[i] !== key) return `${file}: record r${i} has key ${key}, not ${keyOf[i]}`;
+    previous = key;
+    count++;
+    return null;
+  });
+  return fault ?? (count === records ? null : `${count} records written, not ${records}`);
 }

@@ -17,6 +17,8 @@ export class InputGate implements ChannelAvailability {
   private remaining = 0;
   private wakeUp: (() => void) | null = null;
   private requested = false;
+  /** Flag set by close(): no data will come, whatever the channels had. */
+  private closed = false;
   /** The channel of the buffer the last pollNext() returned. */
   lastChannel = -1;
 
@@ -34,6 +36,11 @@ export class InputGate implements ChannelAvailability {
 
   get numberOfChannels(): number {
     return this.channels.length;
+  }
+
+  /** True once close() was called: a reader waiting on the gate must stop, not wait again. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   get isFinished(): boolean {
@@ -88,6 +95,7 @@ export class InputGate implements ChannelAvailability {
 
   /** Stops every channel and frees their buffers. */
   close(): void {
+    this.closed = true;
     for (const channel of this.channels) channel.release();
     this.ready.drain();
     const wake = this.wakeUp;

@@ -24,6 +24,8 @@ export class RecordReader<T> {
         if (buffer === null) {
           if (gate.isFinished) break;
           await gate.waitForData();
+          // Closed while waiting (its task was canceled): nothing more comes, and it is not the end of the input.
+          if (gate.isClosed) throw new Error('the input gate was closed before its input ended');
           continue;
         }
         const channel = gate.lastChannel;

@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Packr } from 'msgpackr';
+import type { Operator } from '../../job/JobDefinition.js';
+import { SpillWriter } from './SpillFile.js';
+
+/** A TaskManager's managed memory when `--managed-memory` is not given; divided among its slots. */
+export const DEFAULT_MANAGED_MEMORY = 256 * 1024 * 1024;
+
+/** What a task thread gets with its deployment: its slot's share of managed memory and a spill folder of its own. */
+export interface ManagedMemorySpec {
+  /** The slot's budget, bytes. */
+  bytes: number;
+  /** Where the task's operators spill; the task's host removes it when the task ends, however it ends. */
+  spillDir: string;
+}
+
+/**
+ * What objects held in V8's heap (a hash table's records) cost in RSS per byte of their
+ * live size: the heap grows to about twice what is live before a collection gives space
+ * back, so tables count their entries twice. Records held packed in Buffers (a sort's)
+ * count once.
+ */
+export const HEAP_OBJECT_FACTOR = 2;
+
+/** Operators that hold data until their input ends, and so take a share of managed memory. */
+export function holdsData(op: Operator): boolean {
+  return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op;
+}
+
+/**
+ * A task's share of its slot's managed memory, for the operators that hold data
+ * (sort, keyed aggregation, hash join), as Flink's managed memory. Each such operator
+ * of the task gets an equal share (`operatorBudget`), counts what it holds as
+ * serialized bytes, and spills to the task's spill folder past it. The folder is made
+ * on the first spill and removed by release().
+ */
+export class ManagedMemory {
+  private files = 0;
+  private made = false;
+  /** Bytes written to spill files so far. */
+  spilledBytes = 0;
+  private canceled = false;
+  /** Writers not closed yet: a task that fails leaves no descriptor in its thread, which runs the next task. */
+  private readonly open = new Set<SpillWriter>();
+
+  constructor(
+    /** The slot's budget, bytes. */
+    readonly bytes: number,
+    private readonly spillDir: string | null,
+    /** How many operators of the task share it. */
+    private readonly holders = 1,
+  ) {}
+
+  /** A budget that holds everything: chains run in tests and tools with no TaskManager around them. */
+  static unbounded(): ManagedMemory {
+    return new ManagedMemory(Number.POSITIVE_INFINITY, null);
+  }
+
+  /** The memory of a task whose stage runs `operators`. */
+  static of(spec: ManagedMemorySpec, operators: readonly Operator[]): ManagedMemory {
+    return new ManagedMemory(spec.bytes, spec.spillDir, operators.filter(holdsData).length);
+  }
+
+  /** The budget of each operator that holds data, bytes. */
+  get operatorBudget(): number {
+    return this.bytes / Math.max(1, this.holders);
+  }
+
+  /**
+   * A writer of a new file in the task's spill folder (`kind` names the operator); what
+   * it writes counts in spilledBytes, and release() closes it if its operator did not.
+   */
+  newSpillWriter(kind: string, blockBytes: number, packr?: Packr): SpillWriter {
+    const writer = new SpillWriter(this.newSpillPath(kind), {
+      packr,
+      blockBytes,
+      written: (bytes) => (this.spilledBytes += bytes),
+      ended: (w) => this.open.delete(w),
+    });
+    this.open.add(writer);
+    return writer;
+  }
+
+  private newSpillPath(kind: string): string {
+    if (this.spillDir === null) throw new Error(`a ${kind} spilled without a spill folder: give its chain a ManagedMemory with one`);
+    if (!this.made) fs.mkdirSync(this.spillDir, { recursive: true });
+    this.made = true;
+    return path.join(this.spillDir, `${kind}-${String(this.files++).padStart(5, '0')}.spill`);
+  }
+
+  /** The task was canceled: operators stop at their next checkpoint. */
+  cancel(): void {
+    this.canceled = true;
+  }
+
+  /** Where an operator that emits much stops if its task was canceled. */
+  readonly checkpoint = (): void => {
+    if (this.canceled) throw new Error('the task was canceled');
+  };
+
+  /** Removes the spill folder and everything in it; safe to call more than once. */
+  release(): void {
+    for (const writer of [...this.open]) writer.abort();
+    if (this.spillDir !== null) fs.rmSync(this.spillDir, { recursive: true, force: true });
+    this.made = false;
+  }
+}
+
+/** The spill folder of one task under a TaskManager's managed-memory folder: the task id made safe as a file name. */
+export function taskSpillDir(root: string, taskId: string): string {
+  return path.join(root, taskId.replace(/[^A-Za-z0-9._-]/g, '_'));
+}
