@@ -29,7 +29,8 @@ beforeAll(async () => {
     memory: '64mb',
     heartbeatTimeoutMs: 8000,
     stdio: 'ignore',
-    jobManagerArgs: ['--restart-attempts', '5', '--restart-delay', '200'],
+    // Enough restarts that a job slowed by a loaded machine outlives several kills.
+    jobManagerArgs: ['--restart-attempts', '10', '--restart-delay', '200'],
   });
   url = await cluster.start();
 }, 60_000);
