@@ -40,6 +40,7 @@ export function snapshot(job: Job): JobRecord {
       stage: v.stage,
       subtask: v.subtask,
       taskManager: v.taskManagerId,
+      attempt: v.attempt,
       state: v.state,
       error: v.error,
       counters: v.counters,
@@ -55,6 +56,8 @@ export function snapshot(job: Job): JobRecord {
       compression: e.compression,
     })),
     resultBytes,
+    restarts: job.restarts,
+    exceptions: job.exceptions,
   };
 }
 
@@ -78,5 +81,6 @@ export function details(job: JobRecord): Record<string, unknown> {
     progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
     resultBytes: job.resultBytes,
     resultsDropped: job.resultsDropped,
+    restarts: job.restarts ?? 0,
   };
 }

@@ -46,6 +46,8 @@ export interface ShuffleOptions {
   floatingBuffersPerGate?: number;
   /** Default DEFAULT_READ_BUFFERS, or an eighth of the network memory if that is less. */
   readBuffers?: number;
+  /** Told when a data connection to a peer is refused or breaks. */
+  onPeerLost?: (remote: RemoteAddress, error: Error) => void;
 }
 
 /** Where a channel reads: this process, or a remote data server. */
@@ -65,7 +67,7 @@ export class ShuffleEnvironment {
 
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
-    this.connections = new ConnectionManager({ security: options.security });
+    this.connections = new ConnectionManager({ security: options.security, onPeerLost: options.onPeerLost });
     this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, security: options.security });
   }
 

@@ -7,6 +7,8 @@ export interface ConnectionManagerOptions {
   idleTimeoutMs?: number;
   /** Where protocol errors on connections are reported. */
   log?: (message: string) => void;
+  /** Told when a connection to a peer is refused or breaks (not when closed here): the peer may be gone. */
+  onPeerLost?: (remote: RemoteAddress, error: Error) => void;
   /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
   security?: TransportSecurity;
 }
@@ -24,12 +26,14 @@ export class ConnectionManager {
   private readonly peers = new Map<string, PeerConnection>();
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
+  private readonly onPeerLost: (remote: RemoteAddress, error: Error) => void;
   private readonly security: TransportSecurity;
   private closed = false;
 
   constructor(options: ConnectionManagerOptions = {}) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
+    this.onPeerLost = options.onPeerLost ?? (() => {});
     this.security = options.security ?? OPEN;
   }
 
@@ -44,9 +48,16 @@ export class ConnectionManager {
     const key = formatAddress(remote);
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, this.security, (gone) => {
-        if (this.peers.get(key) === gone) this.peers.delete(key);
-      });
+      peer = new PeerConnection(
+        remote,
+        this.idleTimeoutMs,
+        this.log,
+        this.security,
+        (gone) => {
+          if (this.peers.get(key) === gone) this.peers.delete(key);
+        },
+        (error) => this.onPeerLost(remote, error),
+      );
       this.peers.set(key, peer);
     }
     return peer;
