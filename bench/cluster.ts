@@ -97,6 +97,26 @@ export class BenchCluster {
     return written.reduce((sum, bytes) => sum + bytes, 0);
   }
 
+  /** SIGKILLs the TaskManager registered as `id` (a machine lost); resolves once it is gone. */
+  async killTaskManager(id: string): Promise<void> {
+    const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${this.url}/taskmanagers`);
+    const tm = taskmanagers.find((t) => t.id === id);
+    if (!tm) throw new Error(`no taskmanager ${id}`);
+    const { pid } = await callJson<{ pid: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+    const child = this.local.processes.find((p) => p.pid === pid);
+    if (!child) throw new Error(`taskmanager ${id} is not a process of this cluster`);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Starts TaskManagers until `count` are registered. */
+  async restoreTaskManagers(count: number): Promise<void> {
+    const registered = async (): Promise<number> => (await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`)).taskmanagers.length;
+    for (let n = await registered(); n < count; n++) this.local.addTaskManager();
+    await this.local.waitForTaskManagers(count);
+  }
+
   /**
    * Submits the job and polls it until it ends; `onPoll` sees every status. Throws
    * unless it FINISHED. `seconds` is the time a user sees: from the POST until a poll
@@ -221,8 +241,15 @@ export interface WordCountRun {
  * One run of the built-in word count over `input`, timed as a user sees it (from the
  * POST until a poll every 50 ms sees FINISHED), its collected counts compared with `expected`.
  */
-export async function runWordCount(cluster: BenchCluster, input: string, bytes: number, expected: ReadonlyMap<string, number>, parallelism: number): Promise<WordCountRun> {
-  const status = await cluster.run({ job: 'wordcount', params: { input }, exchange: 'pipelined', parallelism });
+export async function runWordCount(
+  cluster: BenchCluster,
+  input: string,
+  bytes: number,
+  expected: ReadonlyMap<string, number>,
+  parallelism: number,
+  options: { exchange?: Exchange; onPoll?: (status: JobStatus) => void } = {},
+): Promise<WordCountRun> {
+  const status = await cluster.run({ job: 'wordcount', params: { input }, exchange: options.exchange ?? 'pipelined', parallelism }, options.onPoll);
   const counts = await cluster.result<WordCountRecord>(status.id);
   const mismatch = compareCounts(counts, expected);
   const seconds = status.seconds;

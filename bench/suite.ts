@@ -38,6 +38,7 @@ import {
 } from './cluster.js';
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureScraping, type ScrapingFigures } from './metrics.js';
+import { measureRecovery, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
@@ -69,6 +70,8 @@ interface Sizes {
   spillMemory: string;
   /** Records of each synthetic run with and without /metrics scraped. */
   scrapingRecords: number;
+  /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
+  recoveryBytes: number;
   sweep: SweepOptions;
   managed: ManagedSizes;
   partitions: PartitionSizes;
@@ -85,6 +88,7 @@ const QUICK: Sizes = {
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   scrapingRecords: 1_000_000,
+  recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
   managed: MANAGED_QUICK,
   partitions: QUICK_PARTITIONS,
@@ -101,6 +105,7 @@ const FULL: Sizes = {
   diskBytes: 1 << 30,
   spillMemory: '64mb',
   scrapingRecords: 10_000_000,
+  recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 3000, probeWarmupMs: 500 },
   managed: MANAGED_FULL,
   partitions: FULL_PARTITIONS,
@@ -138,6 +143,7 @@ interface Figures {
   bareOneThread?: Measured<ThreadScalingRun>;
   bareTwoThreads?: Measured<ThreadScalingRun>;
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
+  recovery?: RecoveryFigures;
   sweep?: SweepPoint[];
   /** The synthetic job with and without /metrics scraped every second. */
   scraping?: ScrapingFigures;
@@ -223,6 +229,9 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   );
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
+  await attempt(`recovery: blocking word count, ${sizes.recoveryBytes / 1e6} MB, a TaskManager killed halfway, in turns with an undisturbed run`, async () => {
+    figures.recovery = await measureRecovery(sizes.recoveryBytes, sizes.repeats);
+  });
   await measureManaged(sizes.managed, (figures.managed = {}), attempt);
   await measurePartitions(sizes.partitions, (figures.partitions = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
@@ -399,6 +408,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   scrapingRow(figures, rows, target);
 
   spillRows(figures, rows, target);
+  recoveryRow(figures, rows, target);
   managedRows(figures.managed ?? {}, rows, target);
   rows.push(...partitionRows(figures.partitions ?? {}, diskWrite, target));
   sweepRows(figures, rows, pipeRate);
@@ -407,6 +417,20 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 }
 
 export type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
+
+function recoveryRow({ recovery }: Figures, rows: Row[], target: Target): void {
+  const ratio = recovery ? recovery.killed.median.seconds / recovery.undisturbed.median.seconds : null;
+  const exact = recovery !== undefined && [...recovery.undisturbed.runs, ...recovery.killed.runs].every((r) => r.exact);
+  const seconds = (r: WordCountRun): string => `${r.seconds.toFixed(2)} s (${mb(r.mbPerSec)})`;
+  rows.push({
+    figure: `recovery: blocking word count, ${recovery ? (recovery.killed.median.bytes / 1e6).toFixed(0) : '?'} MB, a TaskManager SIGKILLed halfway`,
+    measured: recovery ? `${seconds(recovery.killed.median)}, ${exactness([...recovery.undisturbed.runs, ...recovery.killed.runs])}` : 'error',
+    baseline: recovery ? `undisturbed ${seconds(recovery.undisturbed.median)}` : 'error',
+    ratio: ratio === null ? '' : x(ratio),
+    target: '<= 1.6x, exact',
+    result: target('blocking word count with a TaskManager killed halfway <= 1.6x undisturbed, exact', ratio, ratio !== null && ratio <= 1.6 && exact),
+  });
+}
 
 const exactness = (runs: readonly WordCountRun[]): string => {
   const wrong = runs.find((r) => !r.exact);

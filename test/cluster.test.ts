@@ -195,9 +195,9 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
         operators: [{ map: (x) => { if (x === 5000) throw new Error('boom at 5000'); return [x % 10, 1]; } }] },
       { name: 'count', inputs: [{ from: 'gen', partitioning: { type: 'hash', key: (r) => r[0] } }], sink: { collect: true } } ] };`;
     const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, failing, { contentType: 'text/javascript' });
-    const status = await waitFor(await submitJob({ module: hash, parallelism: 4 }));
+    const status = await waitFor(await submitJob({ module: hash, parallelism: 4, restart: { strategy: 'none' } }));
     expect(status.state).toBe('FAILED');
-    expect(status.error).toMatch(/boom at 5000.*task job-\S+\.gen\.\d on taskmanager tm-/);
+    expect(status.error).toMatch(/boom at 5000.*task job-\S+\.gen\.\d attempt 0 on taskmanager tm-.*restart strategy none/);
     const id = await submitJob({ job: 'synthetic', params: { records: 100_000, keys: 1000 }, parallelism: 4 });
     await expectFinished(id);
   });

@@ -151,7 +151,8 @@ describe('a TaskManager killed with SIGKILL during a spilling sort', () => {
   let own: LocalCluster;
   let ownUrl: string;
   beforeAll(async () => {
-    own = new LocalCluster({ taskManagers: 2, slots: 2, memory: '64mb', managedMemory: MANAGED, heartbeatTimeoutMs: 5000, stdio: 'ignore' });
+    // Without restarts: with no spare slot the job would otherwise wait --slot-timeout to restart.
+    own = new LocalCluster({ taskManagers: 2, slots: 2, memory: '64mb', managedMemory: MANAGED, heartbeatTimeoutMs: 5000, stdio: 'ignore', jobManagerArgs: ['--restart-strategy', 'none'] });
     ownUrl = await own.start();
   }, 60_000);
   afterAll(async () => {

@@ -49,6 +49,7 @@ describe('/metrics', () => {
     const jobs = expectFamily(jm, 'spillway_jobs', 'GAUGE');
     expect(sum(jobs, { state: 'FINISHED' })).toBe(1);
     expect(sum(expectFamily(jm, 'spillway_job_state', 'GAUGE'), { job: id, state: 'FINISHED' })).toBe(1);
+    expect(sum(expectFamily(jm, 'spillway_job_restarts_total', 'COUNTER'), { job: id }), 'a job that never failed was not restarted').toBe(0);
 
     let recordsOut = 0;
     let recordsIn = 0;

@@ -1,100 +1,56 @@
-/**
- * The scheduler's view of partition types: regions and deployment order come from
- * what each edge's type says (pipelined? re-readable?), never from its name.
- */
-import { describe, expect, test } from 'vitest';
-import type { JobDefinition, StageDefinition } from '../src/job/JobDefinition.js';
-import { ExecutionGraph } from '../src/jobmanager/ExecutionGraph.js';
-import { PartitionTracker } from '../src/jobmanager/PartitionTracker.js';
-import type { TaskManagerInfo } from '../src/jobmanager/TaskManagerRegistry.js';
+import { expect, test } from 'vitest';
+import { pipelinedRegions, regionsToRestart, type RegionEdge } from '../src/jobmanager/PipelinedRegions.js';
+import { DEFAULT_RESTART, defaultStrategy, restartDelay, restartStrategy } from '../src/jobmanager/RestartStrategy.js';
 import { partitionType } from '../src/network/partition/PartitionTypes.js';
 
-const TASK_MANAGERS: TaskManagerInfo[] = [1, 2].map((i) => ({
-  id: `tm-${i}`,
-  host: '127.0.0.1',
-  dataPort: 1000 + i,
-  httpPort: 2000 + i,
-  slots: 2,
-  freeSlots: 2,
-  memory: 1 << 26,
-  lastHeartbeat: 0,
-  registered: 0,
-}));
+const maps = ['map.0', 'map.1', 'map.2'];
+const counts = ['count.0', 'count.1', 'count.2'];
+const allToAll = (name: string): RegionEdge[] => maps.flatMap((from) => counts.map((to) => ({ from, to, type: partitionType(name) })));
 
-function stage(name: string, from?: string, exchange?: string): StageDefinition {
-  if (from === undefined) return { name, source: { generate: () => [] } };
-  return { name, inputs: [{ from, partitioning: { type: 'rebalance' }, ...(exchange === undefined ? {} : { exchange }) }] };
-}
+test('blocking all-to-all edges leave every subtask a region of its own', () => {
+  expect(pipelinedRegions([...maps, ...counts], allToAll('blocking'))).toEqual([...maps, ...counts].map((n) => [n]));
+});
 
-function graph(definition: JobDefinition, exchange = 'pipelined'): ExecutionGraph {
-  return new ExecutionGraph('job-1', definition, 2, partitionType(exchange), false, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
-}
+test('pipelined all-to-all edges join every subtask into one region; pipelined forward edges join pairs', () => {
+  expect(pipelinedRegions([...maps, ...counts], allToAll('pipelined'))).toEqual([[...maps, ...counts]]);
+  const forward = maps.map((from, i) => ({ from, to: counts[i], type: partitionType('pipelined') }));
+  expect(pipelinedRegions([...maps, ...counts], forward)).toEqual(maps.map((m, i) => [m, counts[i]]));
+});
 
-/** a -pipelined-> b -hybrid-> c -sort-merge-> d -pipelined-> e */
-const CHAIN: JobDefinition = {
-  name: 'chain',
-  stages: [stage('a'), stage('b', 'a'), stage('c', 'b', 'hybrid'), stage('d', 'c', 'sort-merge'), { ...stage('e', 'd'), sink: { collect: true } }],
-};
+test("a failed consumer of blocking partitions restarts alone while its inputs live; a lost input brings its producer and that one's unfinished consumers", () => {
+  const nodes = [...maps, ...counts];
+  const edges = allToAll('blocking');
+  const regionOf = (n: string): number => nodes.indexOf(n);
+  const nothingFinished = (): boolean => false;
+  expect(regionsToRestart(edges, regionOf, [4], nothingFinished, () => false)).toEqual(new Set([4]));
+  const lost = (e: RegionEdge): boolean => e.from === 'map.2';
+  expect(regionsToRestart(edges, regionOf, [4], nothingFinished, lost)).toEqual(new Set([4, 2, 3, 5]));
+});
 
-describe('regions and deployment order from partition types', () => {
-  test('a pipelined edge joins its stages in one region; hybrid and sort-merge edges bound regions', () => {
-    expect(graph(CHAIN).regions).toEqual([['a', 'b'], ['c'], ['d', 'e']]);
-  });
+test('a restarted producer restarts the unfinished consumers of its partitions, not the finished ones', () => {
+  const nodes = [...maps, ...counts];
+  const regionOf = (n: string): number => nodes.indexOf(n);
+  const finished = (r: number): boolean => r === 3;
+  expect(regionsToRestart(allToAll('blocking'), regionOf, [0], finished, () => false)).toEqual(new Set([0, 4, 5]));
+});
 
-  test('every edge takes the job default unless its input names a type', () => {
-    expect(graph(CHAIN, 'blocking').edges.map((e) => e.type.name)).toEqual(['blocking', 'hybrid', 'sort-merge', 'blocking']);
-    expect(graph(CHAIN, 'blocking').regions).toEqual([['a'], ['b'], ['c'], ['d'], ['e']]);
-  });
+test('fixed-delay allows exactly its attempts; none allows no restart', () => {
+  const fixed = { strategy: 'fixed-delay', attempts: 3, delayMs: 250 } as const;
+  expect([1, 2, 3, 4].map((n) => restartDelay(fixed, n))).toEqual([250, 250, 250, null]);
+  expect(restartDelay({ strategy: 'none' }, 1)).toBeNull();
+});
 
-  test('a region is deployable once every partition it reads from outside is announced, whatever the type', () => {
-    const g = graph(CHAIN);
-    const tracker = new PartitionTracker();
-    g.trackPartitions(tracker);
-    const [first, second, third] = g.regions;
-    const announce = (edgeFrom: string): void => {
-      const edge = g.edges.find((e) => e.from === edgeFrom)!;
-      for (const v of g.verticesOf(edgeFrom)) tracker.markReady(g.partitionId(edge, v.subtask), { taskManagerId: 'tm-1', host: '127.0.0.1', dataPort: 1 });
-    };
-    expect(g.isDeployable(first, tracker)).toBe(true);
-    expect(g.isDeployable(second, tracker)).toBe(false);
-    // A hybrid partition is announced with its first buffer (TaskHost asks isPipelined), while its producer runs.
-    announce('b');
-    expect(g.isDeployable(second, tracker)).toBe(true);
-    expect(g.isDeployable(third, tracker)).toBe(false);
-    announce('c');
-    expect(g.isDeployable(third, tracker)).toBe(true);
-  });
+test('exponential-delay grows by its multiplier up to its maximum, within its jitter', () => {
+  const exp = { strategy: 'exponential-delay', attempts: 10, initialMs: 1000, maxMs: 3000, multiplier: 1.5, jitter: 0.1 } as const;
+  expect([1, 2, 3, 4].map((n) => restartDelay(exp, n, () => 0.5))).toEqual([1000, 1500, 2250, 3000]);
+  expect(restartDelay(exp, 1, () => 1)).toBe(1100);
+  expect(restartDelay(exp, 1, () => 0)).toBe(900);
+  expect(restartDelay(exp, 11)).toBeNull();
+});
 
-  test('the probe side of a join over a common ancestor is made blocking when pipelined, and kept when hybrid', () => {
-    const join = (exchange: string): JobDefinition => ({
-      name: 'self-join',
-      stages: [
-        stage('src'),
-        {
-          name: 'join',
-          inputs: [
-            { from: 'src', partitioning: { type: 'rebalance' } },
-            { from: 'src', partitioning: { type: 'rebalance' }, exchange },
-          ],
-          operators: [{ join: { keys: [(r) => r, (r) => r], combine: (l) => l } }],
-          sink: { collect: true },
-        },
-      ],
-    });
-    expect(graph(join('pipelined')).edges.map((e) => e.type.name)).toEqual(['pipelined', 'blocking']);
-    expect(graph(join('hybrid')).edges.map((e) => e.type.name)).toEqual(['pipelined', 'hybrid']);
-  });
-
-  test('compression is on only where asked and the type allows it', () => {
-    const definition: JobDefinition = {
-      name: 'compressed',
-      stages: [stage('a'), stage('b', 'a', 'sort-merge'), { ...stage('c', 'b'), sink: { collect: true } }],
-    };
-    definition.stages[1].inputs![0].compression = true;
-    const g = new ExecutionGraph('job-2', definition, 2, partitionType('pipelined'), true, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
-    expect(g.edges.map((e) => [e.type.name, e.compression])).toEqual([
-      ['sort-merge', true],
-      ['pipelined', false],
-    ]);
-  });
+test("a job's strategy takes its missing fields from the JobManager's default of the same kind, and refuses a field of another kind", () => {
+  const jmDefault = defaultStrategy('fixed-delay', 5, 10);
+  expect(restartStrategy({ strategy: 'fixed-delay', attempts: 1 }, jmDefault)).toEqual({ strategy: 'fixed-delay', attempts: 1, delayMs: 10 });
+  expect(restartStrategy({ strategy: 'exponential-delay' }, jmDefault)).toMatchObject({ attempts: 10, initialMs: 1000, maxMs: 60_000, multiplier: 1.5 });
+  expect(() => restartStrategy({ strategy: 'none', attempts: 3 }, DEFAULT_RESTART)).toThrow(/restart strategy none has no attempts/);
 });

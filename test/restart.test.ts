@@ -54,7 +54,7 @@ test('a JobManager killed mid-job and started again on its data dir answers for 
   const byModule = await submitJob(url, { module: hash, params: { input: corpus }, parallelism: 4 });
   await expectFinished(url, byModule);
   const { hash: failingHash } = await callJson<{ hash: string }>('POST', `${url}/modules`, FAILING, { contentType: 'text/javascript' });
-  const failed = await submitJob(url, { module: failingHash, parallelism: 2 });
+  const failed = await submitJob(url, { module: failingHash, parallelism: 2, restart: { strategy: 'none' } });
   expect((await waitFor(url, failed)).state).toBe('FAILED');
   const running = await submitJob(url, { job: 'synthetic', params: { records: 500_000_000, keys: 1000 }, parallelism: 4, exchange: 'blocking' });
   await waitRunning(url, running);

@@ -70,8 +70,8 @@ function jobOf(i: number, hashes: { modules: string[]; failing: string }): { bod
       return { body: { ...base, module: hashes.modules[n], params: { n: 500 } }, expected: { state: 'FINISHED', check }, cancel: false, upload: MODULES[n] };
     }
     case 'failing':
-      // Uploaded again before each use too: the first use may come after the module's TTL on a slow machine.
-      return { body: { ...base, module: hashes.failing }, expected: { state: 'FAILED' }, cancel: false, upload: FAILING };
+      // Uploaded again before each use too: a submission takes a sandboxed load, and the TTL is short.
+      return { body: { ...base, module: hashes.failing, restart: { strategy: 'none' } }, expected: { state: 'FAILED' }, cancel: false, upload: FAILING };
     case 'canceled':
       return { body: { ...base, job: 'synthetic', params: { records: 50_000_000, keys: 50 } }, expected: { state: 'CANCELED' }, cancel: true };
   }

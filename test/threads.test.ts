@@ -179,7 +179,7 @@ describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () =
       { name: 'one', source: { generate: function* () { for (let i = 0; i < 1e9; i++) yield i; } },
         operators: [{ map: (x) => { if (x === 0) setTimeout(() => { throw new Error('thrown outside the operator'); }, 0); return [x % 10, 1]; } }] },
       { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
-    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2, restart: { strategy: 'none' } });
     const status = await client.waitFor(id);
     expect(status.state).toBe('FAILED');
     expect(status.error).toContain('thrown outside the operator');
@@ -193,7 +193,7 @@ describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () =
       { name: 'one', source: { generate: function* () { yield 1; } },
         operators: [{ map: (x) => { setTimeout(() => { throw new Error('thrown after the task ended'); }, 300); return [x, 1]; } }] },
       { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
-    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2, restart: { strategy: 'none' } });
     expect((await client.waitFor(id)).state).toBe('FINISHED');
     await sleep(600);
     const statuses = await client.expectIdle();
@@ -207,7 +207,7 @@ describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () =
       { name: 'one', source: { generate: function* () { yield 1; } },
         operators: [{ map: (x) => { const keep = []; for (;;) keep.push(new Array(100000).fill(x + keep.length)); } }] },
       { name: 'out', inputs: [{ from: 'one', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
-    const id = await client.submit({ module: await client.upload(source), parallelism: 2 });
+    const id = await client.submit({ module: await client.upload(source), parallelism: 2, restart: { strategy: 'none' } });
     const status = await client.waitFor(id);
     expect(status.state).toBe('FAILED');
     expect(status.error).toMatch(/out of memory.*--task-heap/);
@@ -229,7 +229,7 @@ describe('a cluster of 2 TaskManagers with 2 slots each, tasks in threads', () =
       const ids = [
         await client.submit({ job: 'synthetic', params: { records: 5000, keys: 50 }, parallelism: 4, exchange }),
         await client.submit({ job: 'wordcount', params: { input }, parallelism: 2, exchange }),
-        await client.submit({ module: failing, parallelism: 2, exchange }),
+        await client.submit({ module: failing, parallelism: 2, exchange, restart: { strategy: 'none' } }),
       ];
       const canceled = batch % 5 === 0 ? await client.submit({ module: spin, parallelism: 2 }) : await client.submit({ job: 'synthetic', params: { records: 50_000_000, keys: 50 }, parallelism: 2, exchange });
       await sleep(20);
@@ -251,7 +251,8 @@ describe('8 slots per TaskManager and little network memory', () => {
       try {
         const client = new Client(await cluster.start());
         for (const exchange of ['pipelined', 'blocking']) {
-          const id = await client.submit({ job: 'synthetic', params: { records: 200_000, keys: 1000 }, parallelism: 8, exchange });
+          // Without restarts: a restart deploys fewer tasks at once, which may then fit.
+          const id = await client.submit({ job: 'synthetic', params: { records: 200_000, keys: 1000 }, parallelism: 8, exchange, restart: { strategy: 'none' } });
           const status = await client.waitFor(id);
           if (fits) expect(status.state, status.error).toBe('FINISHED');
           else {

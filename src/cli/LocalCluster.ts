@@ -71,6 +71,10 @@ export class LocalCluster {
   readonly secret: ClusterSecret;
   /** Holds the secret and every process's folder; removed on stop, even after a TaskManager was killed. */
   private readonly dataDir: string;
+  /** TaskManagers started so far: the next one's index. */
+  private started = 0;
+  /** Each TaskManager process's spill folder. */
+  readonly spillDirOf = new Map<ChildProcess, string>();
 
   constructor(private readonly options: LocalClusterOptions) {
     this.secret = options.secret ?? ClusterSecret.generate();
@@ -90,16 +94,23 @@ export class LocalCluster {
     this.url = await this.startJobManager(this.options.port ?? 0);
     linkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     useClusterToken(this.url, this.secret.token);
-    for (let i = 0; i < this.options.taskManagers; i++) {
-      const spillDir = this.taskManagerDir(i);
-      const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
-      if (this.options.memory) args.push('--memory', this.options.memory);
-      if (this.options.managedMemory) args.push('--managed-memory', this.options.managedMemory);
-      if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
-      this.spawn(args);
-    }
+    for (let i = 0; i < this.options.taskManagers; i++) this.addTaskManager();
     await this.waitForTaskManagers();
     return this.url;
+  }
+
+  /**
+   * Starts one more TaskManager (it registers by itself), on a spill folder of its own
+   * or on `spillDir` (one a killed TaskManager left: it empties it first); returns its process.
+   */
+  addTaskManager(spillDir = this.taskManagerDir(this.started++)): ChildProcess {
+    const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
+    if (this.options.memory) args.push('--memory', this.options.memory);
+    if (this.options.managedMemory) args.push('--managed-memory', this.options.managedMemory);
+    if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
+    const child = this.spawn(args);
+    this.spillDirOf.set(child, spillDir);
+    return child;
   }
 
   async stop(): Promise<void> {
@@ -179,14 +190,15 @@ export class LocalCluster {
     return child;
   }
 
-  private async waitForTaskManagers(): Promise<void> {
+  /** Waits until `count` TaskManagers are registered (by default as many as started with the cluster). */
+  async waitForTaskManagers(count = this.options.taskManagers): Promise<void> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerInfo[] }>('GET', `${this.url}/taskmanagers`);
       // This process may call the TaskManagers too (their /status), with the same secret.
       for (const tm of taskmanagers) useClusterToken(tmUrl(tm), this.secret.token);
-      if (taskmanagers.length >= this.options.taskManagers) return;
-      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${this.options.taskManagers} taskmanagers registered`);
+      if (taskmanagers.length >= count) return;
+      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${count} taskmanagers registered`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

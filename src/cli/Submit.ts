@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { callJson } from '../job/Http.js';
+import type { RestartStrategy } from '../jobmanager/RestartStrategy.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {
@@ -14,6 +15,8 @@ export interface SubmitOptions {
   wait: boolean;
   /** Type-check a TypeScript job before uploading it, and refuse it on a type error. */
   typecheck?: boolean;
+  /** This job's restart strategy, instead of the JobManager's default. */
+  restart?: RestartStrategy;
 }
 
 interface JobStatus {
@@ -35,6 +38,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
   if (options.compression) body.compression = true;
+  if (options.restart !== undefined) body.restart = options.restart;
   if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
     const source = await moduleSource(options.target, options.typecheck ?? false);
     const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });

@@ -5,6 +5,7 @@ import { useClientCredentials } from '../job/Http.js';
 import { JobManager } from '../jobmanager/JobManager.js';
 import { log, setLogLevel } from '../Logger.js';
 import { loadPartitionTypes } from '../network/partition/PartitionTypes.js';
+import { defaultStrategy, type RestartStrategy, type RestartStrategyName } from '../jobmanager/RestartStrategy.js';
 import { ClusterSecret, isLoopback } from '../security/ClusterSecret.js';
 import { loadTls } from '../security/TlsFiles.js';
 import { TaskManager } from '../taskmanager/TaskManager.js';
@@ -15,15 +16,17 @@ import { submit } from './Submit.js';
 const USAGE = `usage:
   spillway jobmanager [--host 127.0.0.1] [--port 8081] [--heartbeat-timeout MS] [--slot-timeout MS] [--job-history N]
                       [--history-bytes SIZE] [--module-ttl MS] [--max-module-size SIZE] [--data-dir DIR] [--partition-type FILE ...]
-                      [--metrics-retention MS]
+                      [--module-load-timeout MS] [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS] [--metrics-retention MS]
   spillway taskmanager --jobmanager URL [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--spill-dir DIR]
                        [--host 127.0.0.1] [--advertise-host HOST] [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...]
                        [--metrics-retention MS]
   spillway local [--taskmanagers N] [--slots N] [--memory SIZE] [--managed-memory SIZE] [--buffer-size SIZE] [--port 8081]
-                 [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...] [--metrics-retention MS]
+                 [--cancel-timeout MS] [--task-heap SIZE] [--partition-type FILE ...] [--restart-strategy S] [--restart-attempts N] [--restart-delay MS]
+                 [--metrics-retention MS]
   every command: [--log-level fatal|error|warn|info|debug|trace|silent] (JSON lines on stderr; readable on a terminal)
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
                   [--exchange pipelined|blocking|sort-merge|hybrid|TYPE] [--compression] [--wait] [--typecheck]
+                  [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)
 every command: [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]; servers: [--insecure]
   the cluster secret comes from --secret-file or SPILLWAY_SECRET (at least 32 characters); without one a
@@ -38,6 +41,10 @@ const OPTIONS = {
   'history-bytes': { type: 'string' },
   'module-ttl': { type: 'string' },
   'data-dir': { type: 'string' },
+  'module-load-timeout': { type: 'string' },
+  'restart-strategy': { type: 'string' },
+  'restart-attempts': { type: 'string' },
+  'restart-delay': { type: 'string' },
   'max-module-size': { type: 'string' },
   'secret-file': { type: 'string' },
   insecure: { type: 'boolean', default: false },
@@ -76,6 +83,28 @@ function optionalInt(name: string, text: string | undefined): number | undefined
   return text === undefined ? undefined : positiveInt(name, text);
 }
 
+function nonNegativeInt(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be an integer of 0 or more, not "${text}"`);
+  return value;
+}
+
+/** The strategy the three --restart-* options name, or undefined when none is given. */
+function restartOption(values: { 'restart-strategy'?: string; 'restart-attempts'?: string; 'restart-delay'?: string }): RestartStrategy | undefined {
+  const name = values['restart-strategy'];
+  const attempts = nonNegativeInt('restart-attempts', values['restart-attempts']);
+  const delay = nonNegativeInt('restart-delay', values['restart-delay']);
+  if (name === undefined && attempts === undefined && delay === undefined) return undefined;
+  return defaultStrategy((name ?? 'fixed-delay') as RestartStrategyName, attempts, delay);
+}
+
+/** The --restart-* options again, checked, for a child process. */
+function restartArgs(values: { 'restart-strategy'?: string; 'restart-attempts'?: string; 'restart-delay'?: string }): string[] {
+  restartOption(values);
+  return (['restart-strategy', 'restart-attempts', 'restart-delay'] as const).flatMap((name) => (values[name] === undefined ? [] : [`--${name}`, values[name]!]));
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, target] = positionals;
@@ -109,6 +138,8 @@ async function main(argv: string[]): Promise<number> {
         maxModuleBytes: values['max-module-size'] === undefined ? undefined : parseSize(values['max-module-size']),
         dataDir: values['data-dir'],
         metricsRetentionMs,
+        restart: restartOption(values),
+        moduleLoadTimeoutMs: optionalInt('module-load-timeout', values['module-load-timeout']),
         ...security,
       });
       const url = await jm.listen();
@@ -154,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
         memory: values.memory,
         bufferSize: values['buffer-size'],
         port: values.port === undefined ? 8081 : Number(values.port),
+        jobManagerArgs: restartArgs(values),
         // The TaskManagers' task settings, checked here so that a bad value fails before anything starts.
         extraArgs: [
           ...tlsArgs(values['tls-cert'], values['tls-key'], values['tls-ca']),
@@ -183,6 +215,7 @@ async function main(argv: string[]): Promise<number> {
         compression: values.compression,
         wait: values.wait,
         typecheck: values.typecheck,
+        restart: restartOption(values),
       });
     }
     default:

@@ -33,10 +33,17 @@ export interface OutputDescriptor {
   compression: boolean;
 }
 
+/** One run of one subtask: its task id and attempt, as a TaskManager keys its tasks and the JobManager addresses them. */
+export function executionId(taskId: string, attempt: number): string {
+  return `${taskId}#${attempt}`;
+}
+
 /** Everything a TaskManager needs to run one subtask. */
 export interface TaskDeploymentDescriptor {
   jobId: string;
   taskId: string;
+  /** Which run of the subtask, from 0: reports name it, and one of an earlier attempt is ignored. */
+  attempt: number;
   stage: string;
   subtask: number;
   /** The stage's parallelism. */

@@ -5,6 +5,7 @@ import { partitionType } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import type { CounterSample, TaskRates } from './TaskRates.js';
+import { pipelinedRegions } from './PipelinedRegions.js';
 import type { TaskManagerInfo } from './TaskManagerRegistry.js';
 
 /** One subtask of a stage, placed on a TaskManager. */
@@ -14,6 +15,8 @@ export interface ExecutionVertex {
   subtask: number;
   parallelism: number;
   taskManagerId: string;
+  /** Which run of this subtask, from 0; a restart deploys the next. */
+  attempt: number;
   state: TaskState | 'CREATED';
   error?: string;
   counters: TaskCounters;
@@ -37,6 +40,15 @@ export interface ExecutionEdge {
   pointwise: boolean;
 }
 
+/** One producer subtask feeding one consumer subtask over an edge: what regions are drawn from. */
+export interface VertexLink {
+  from: string;
+  to: string;
+  type: PartitionType;
+  edge: ExecutionEdge;
+  producerSubtask: number;
+}
+
 /** instance i of n on worker floor(i*w/n): contiguous blocks, the same on every run. */
 export function ownerOf(instance: number, n: number, workers: number): number {
   return Math.floor((instance * workers) / n);
@@ -51,10 +63,14 @@ export class ExecutionGraph {
   readonly stages: StageDefinition[];
   readonly edges: ExecutionEdge[] = [];
   readonly vertices = new Map<string, ExecutionVertex>();
-  /** Stages connected by edges that are pipelined and cannot be read again: deployed (and restarted) together; in topological order. */
+  readonly links: VertexLink[] = [];
+  /** Pipelined regions of subtasks (task ids), deployed and restarted together; in topological order. */
   readonly regions: string[][];
-  /** Slots each TaskManager gives this job: the TaskManagers it runs on, and nothing else. */
-  readonly slots = new Map<string, number>();
+  /** Per region, the links that enter it from another: the partitions it reads. */
+  readonly regionInputs: VertexLink[][];
+  private readonly regionIndex = new Map<string, number>();
+  /** The TaskManager of each of the job's slots: subtask i of every stage runs in slot i. */
+  readonly slotOwners: string[] = [];
 
   constructor(
     readonly jobId: string,
@@ -71,7 +87,7 @@ export class ExecutionGraph {
       const probeBlocking = this.probeMustBlock(stage);
       (stage.inputs ?? []).forEach((input, i) => {
         let type = input.exchange === undefined ? exchange : partitionType(input.exchange);
-        if (i === 1 && probeBlocking && bindsRegion(type)) type = partitionType('blocking');
+        if (i === 1 && probeBlocking && type.isPipelined && !type.isReReadable) type = partitionType('blocking');
         const pointwise = input.partitioning.type === 'forward';
         const compressed = type.isCompressible && (input.compression ?? compression);
         this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, compression: compressed, pointwise });
@@ -81,14 +97,52 @@ export class ExecutionGraph {
         const taskId = `${jobId}.${stage.name}.${subtask}`;
         const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
         const counters = emptyCounters();
-        this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, state: 'CREATED', counters });
+        this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, attempt: 0, state: 'CREATED', counters });
       }
     }
-    this.regions = this.pipelinedRegions();
-    for (let slot = 0; slot < parallelism; slot++) {
-      const id = taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id;
-      this.slots.set(id, (this.slots.get(id) ?? 0) + 1);
+    for (const edge of this.edges) {
+      const consumers = this.verticesOf(edge.to);
+      for (const producer of this.verticesOf(edge.from)) {
+        for (const c of edge.pointwise ? [consumers[producer.subtask]] : consumers) {
+          this.links.push({ from: producer.taskId, to: c.taskId, type: edge.type, edge, producerSubtask: producer.subtask });
+        }
+      }
     }
+    this.regions = pipelinedRegions([...this.vertices.keys()], this.links);
+    this.regions.forEach((region, r) => region.forEach((taskId) => this.regionIndex.set(taskId, r)));
+    this.regionInputs = this.regions.map(() => []);
+    for (const link of this.links) {
+      const consumer = this.regionOf(link.to);
+      if (this.regionOf(link.from) !== consumer) this.regionInputs[consumer].push(link);
+    }
+    for (let slot = 0; slot < parallelism; slot++) this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
+  }
+
+  /** Slots each TaskManager gives this job: the TaskManagers it runs on, and nothing else. */
+  get slots(): Map<string, number> {
+    const slots = new Map<string, number>();
+    for (const id of this.slotOwners) slots.set(id, (slots.get(id) ?? 0) + 1);
+    return slots;
+  }
+
+  /** Moves a slot (and every subtask in it) to another TaskManager. */
+  moveSlot(slot: number, taskManagerId: string): void {
+    this.slotOwners[slot] = taskManagerId;
+    for (const vertex of this.vertices.values()) if (vertex.subtask === slot) vertex.taskManagerId = taskManagerId;
+  }
+
+  /** The index in `regions` of a subtask's region. */
+  regionOf(taskId: string): number {
+    return this.regionIndex.get(taskId)!;
+  }
+
+  regionVertices(region: number): ExecutionVertex[] {
+    return this.regions[region].map((taskId) => this.vertices.get(taskId)!);
+  }
+
+  /** The partition a link reads, of its producer's current attempt. */
+  linkPartition(link: VertexLink): string {
+    return this.partitionId(link.edge, link.producerSubtask);
   }
 
   stageParallelism(stage: string): number {
@@ -99,34 +153,42 @@ export class ExecutionGraph {
     return [...this.vertices.values()].filter((v) => v.stage === stage);
   }
 
+  /** The partition of the producer's current attempt: a restarted producer makes a new one, never confused with the old. */
   partitionId(edge: ExecutionEdge, producerSubtask: number): string {
-    return `${this.jobId}/${edge.index}/${producerSubtask}`;
+    const producer = this.vertices.get(`${this.jobId}.${edge.from}.${producerSubtask}`)!;
+    return `${this.jobId}/${edge.index}/${producerSubtask}/${producer.attempt}`;
+  }
+
+  /** The partitions a vertex's current attempt produces. */
+  partitionsOf(vertex: ExecutionVertex): string[] {
+    return this.edges.filter((e) => e.from === vertex.stage).map((e) => this.partitionId(e, vertex.subtask));
   }
 
   /** Registers every partition with the tracker: producer, consumers and where it will live. */
   trackPartitions(tracker: PartitionTracker): void {
-    for (const edge of this.edges) {
+    for (const vertex of this.vertices.values()) this.trackPartitionsOf(vertex, tracker);
+  }
+
+  /** Registers the partitions of a vertex's current attempt. */
+  trackPartitionsOf(vertex: ExecutionVertex, tracker: PartitionTracker): void {
+    for (const edge of this.edges.filter((e) => e.from === vertex.stage)) {
       const consumers = this.verticesOf(edge.to).map((v) => v.taskId);
-      for (const producer of this.verticesOf(edge.from)) {
-        tracker.track({
-          id: this.partitionId(edge, producer.subtask),
-          jobId: this.jobId,
-          type: edge.type,
-          producerTask: producer.taskId,
-          consumerTasks: edge.pointwise ? [consumers[producer.subtask]] : consumers,
-        });
-      }
+      tracker.track({
+        id: this.partitionId(edge, vertex.subtask),
+        jobId: this.jobId,
+        type: edge.type,
+        producerTask: vertex.taskId,
+        consumerTasks: edge.pointwise ? [consumers[vertex.subtask]] : consumers,
+      });
     }
   }
 
   /**
-   * A region may start once every partition it reads from outside is announced: a
-   * pipelined one (hybrid) at its first buffer, any other once finished.
+   * A region may start once every partition it reads from outside is announced: one
+   * consumable while produced (hybrid) at its first buffer, any other once finished.
    */
-  isDeployable(region: string[], tracker: PartitionTracker): boolean {
-    return this.edges
-      .filter((e) => region.includes(e.to) && !region.includes(e.from))
-      .every((e) => this.verticesOf(e.from).every((v) => tracker.get(this.partitionId(e, v.subtask))?.ready === true));
+  isDeployable(region: number, tracker: PartitionTracker): boolean {
+    return this.regionInputs[region].every((l) => tracker.get(this.linkPartition(l))?.ready === true);
   }
 
   descriptor(vertex: ExecutionVertex, tracker: PartitionTracker): TaskDeploymentDescriptor {
@@ -156,6 +218,7 @@ export class ExecutionGraph {
     return {
       jobId: this.jobId,
       taskId: vertex.taskId,
+      attempt: vertex.attempt,
       stage: vertex.stage,
       subtask: vertex.subtask,
       parallelism: vertex.parallelism,
@@ -170,8 +233,8 @@ export class ExecutionGraph {
   /**
    * A join reads its build input to the end before its probe input. If both descend
    * from one stage, a pipelined probe input would stall that stage, and through it
-   * the build input: a probe side whose type is pipelined is then made blocking (it
-   * goes to memory or disk).
+   * the build input: a probe side whose partitions cannot be read again is then made
+   * blocking (it goes to memory or disk).
    */
   private probeMustBlock(stage: StageDefinition): boolean {
     const inputs = stage.inputs ?? [];
@@ -184,26 +247,4 @@ export class ExecutionGraph {
     const build = ancestors(inputs[0].from);
     return [...ancestors(inputs[1].from)].some((name) => build.has(name));
   }
-
-  private pipelinedRegions(): string[][] {
-    const parent = new Map(this.stages.map((s) => [s.name, s.name]));
-    const find = (x: string): string => (parent.get(x) === x ? x : find(parent.get(x)!));
-    for (const edge of this.edges) if (bindsRegion(edge.type)) parent.set(find(edge.from), find(edge.to));
-    const regions = new Map<string, string[]>();
-    for (const stage of this.stages) {
-      const root = find(stage.name);
-      regions.set(root, [...(regions.get(root) ?? []), stage.name]);
-    }
-    return [...regions.values()];
-  }
-}
-
-/**
- * Producer and consumer of an edge belong to one pipelined region when its partition
- * is consumed while produced and cannot be read again: neither can run (or restart)
- * without the other. A re-readable partition (blocking, sort-merge, hybrid) is a
- * region boundary.
- */
-export function bindsRegion(type: PartitionType): boolean {
-  return type.isPipelined && !type.isReReadable;
 }

@@ -21,7 +21,9 @@ import { JobHistory } from './JobHistory.js';
 import { JobManagerMetrics } from './JobManagerMetrics.js';
 import { JobStore, type JobRecord } from './JobStore.js';
 import { details, jobSeq, snapshot, summary } from './JobViews.js';
+import { DEFAULT_MODULE_LOAD_TIMEOUT_MS, loadInSandbox } from './ModuleSandbox.js';
 import { DEFAULT_MODULE_TTL_MS, Modules } from './Modules.js';
+import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from './RestartStrategy.js';
 import { isTerminal, Scheduler, tmUrl, type Job } from './Scheduler.js';
 import { TaskManagerRegistry, type Registration } from './TaskManagerRegistry.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
@@ -46,6 +48,10 @@ export interface JobManagerOptions {
   dataDir?: string;
   /** How long an ended job's series stay in /metrics (default 5 minutes). */
   metricsRetentionMs?: number;
+  /** A job's restart strategy unless it sets one (default fixed-delay, 3 attempts, 1000 ms). */
+  restart?: RestartStrategy;
+  /** How long a submitted module may take to load and define its job (default 10 s). */
+  moduleLoadTimeoutMs?: number;
   /** The cluster secret: every route but /healthz wants it as bearer token. Without it only loopback is allowed. */
   secret?: ClusterSecret | null;
   /** Serve https with this certificate. */
@@ -78,6 +84,7 @@ interface SubmitBody {
   exchange?: string;
   compression?: boolean;
   bufferTimeout?: number;
+  restart?: { strategy: RestartStrategyName } & Record<string, unknown>;
 }
 
 const submitSchema = {
@@ -91,6 +98,7 @@ const submitSchema = {
     exchange: { type: 'string', minLength: 1 },
     compression: { type: 'boolean' },
     bufferTimeout: { type: 'integer', minimum: -1 },
+    restart: restartSchema,
   },
   additionalProperties: false,
   anyOf: [{ required: ['job'] }, { required: ['module'] }],
@@ -113,6 +121,8 @@ export class JobManager {
   private modules!: Modules;
   private loader!: JobLoader;
   private ticker: NodeJS.Timeout | null = null;
+  /** Modules being loaded for a submission, with how many loads of each are under way. */
+  private readonly defining = new Map<string, number>();
   private opened: () => void = () => {};
   private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
   private dir = '';
@@ -165,6 +175,11 @@ export class JobManager {
     return url;
   }
 
+  /** Where uploaded modules are written to be imported. */
+  private get importsDir(): string {
+    return path.join(this.dir, 'imports');
+  }
+
   /** Where the durable state is (known once listening). */
   get dataDir(): string {
     return this.dir;
@@ -185,13 +200,17 @@ export class JobManager {
       bytes: this.options.historyBytes ?? DEFAULT_HISTORY_BYTES,
     });
     this.history.recover();
-    this.loader = new JobLoader(path.join(dir, 'imports'), async (hash) => {
+    this.loader = new JobLoader(this.importsDir, async (hash) => {
       const source = this.modules.source(hash);
       if (source === undefined) throw new Error(`no module ${hash}`);
       return source;
     });
     // A kept job's module stays; so does one a live job runs (the history indexes live jobs too).
-    this.modules = new Modules(this.store, this.loader, this.options.moduleTtlMs ?? DEFAULT_MODULE_TTL_MS, () => this.history.modulesInUse());
+    this.modules = new Modules(this.store, this.loader, this.options.moduleTtlMs ?? DEFAULT_MODULE_TTL_MS, () => {
+      const used = this.history.modulesInUse();
+      for (const hash of this.defining.keys()) used.add(hash);
+      return used;
+    });
     this.scheduler = new Scheduler(this.registry, this.history, this.options.slotTimeoutMs, (job) => {
       if (job.ref.module !== undefined) this.modules.touch(job.ref.module);
     });
@@ -220,6 +239,7 @@ export class JobManager {
     });
     http.get('/jobs', async () => ({ jobs: this.jobs().map((job) => summary(job)) }));
     http.get<{ Params: { id: string } }>('/jobs/:id', async (request) => details(this.job(request.params.id)));
+    http.get<{ Params: { id: string } }>('/jobs/:id/exceptions', async (request) => ({ exceptions: this.job(request.params.id).exceptions ?? [] }));
     http.get<{ Params: { id: string } }>('/jobs/:id/result', async (request, reply) => {
       const job = this.job(request.params.id);
       if (job.state !== 'FINISHED') return reply.code(409).send({ error: `job ${job.id} is ${job.state}, not FINISHED`, state: job.state });
@@ -302,15 +322,21 @@ export class JobManager {
       if (!this.registry.heartbeat(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
       return { session: this.session, modules: this.modules.hashes() };
     });
+    http.post<{ Body: { host: string; dataPort: number; reason: string } }>('/internal/taskmanagers/suspect', async (request) => {
+      const { host, dataPort, reason } = request.body;
+      const tm = this.registry.byDataAddress(host, dataPort);
+      if (tm) this.registry.suspect(tm.id, reason);
+      return {};
+    });
     http.post<{ Body: { tasks: { taskId: string; counters: TaskCounters; buffers?: TaskBufferStats }[] } }>('/internal/taskmanagers/:id/counters', async (request) => {
       for (const { taskId, counters, buffers } of request.body.tasks) this.scheduler.updateCounters(taskId, counters, buffers);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: { state: TaskState; error?: string; counters?: TaskCounters } }>(
+    http.post<{ Params: { taskId: string }; Body: { state: TaskState; attempt: number; error?: string; counters?: TaskCounters } }>(
       '/internal/tasks/:taskId/state',
       async (request) => {
-        const { state, error, counters } = request.body;
-        this.scheduler.taskStateChanged(request.params.taskId, state, error, counters);
+        const { state, attempt, error, counters } = request.body;
+        this.scheduler.taskStateChanged(request.params.taskId, attempt, state, error, counters);
         return {};
       },
     );
@@ -318,11 +344,11 @@ export class JobManager {
       this.scheduler.partitionReady(request.body.partitionId, request.body.location);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: Buffer }>('/internal/tasks/:taskId/results', async (request, reply) => {
+    http.post<{ Params: { taskId: string }; Querystring: { attempt?: string }; Body: Buffer }>('/internal/tasks/:taskId/results', async (request, reply) => {
       if (!Buffer.isBuffer(request.body) || !isPackedArray(request.body)) {
         return reply.code(400).send({ error: `the results of task ${request.params.taskId} must be one msgpack array (application/x-msgpack)` });
       }
-      await this.scheduler.addResults(request.params.taskId, request.body);
+      await this.scheduler.addResults(request.params.taskId, Number(request.query.attempt ?? 0), request.body);
       return {};
     });
   }
@@ -341,10 +367,10 @@ export class JobManager {
       ref = { builtin: name, params };
     }
     let definition: JobDefinition;
+    let restart: RestartStrategy;
     try {
-      definition = await this.loader.load(ref);
-      validateJob(definition, parallelism);
-      for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
+      restart = body.restart ? restartStrategy(body.restart, this.options.restart ?? DEFAULT_RESTART) : (this.options.restart ?? DEFAULT_RESTART);
+      definition = await this.define(ref, parallelism);
       checkExchanges(definition, body.exchange);
     } catch (error) {
       throw badRequest((error as Error).message);
@@ -357,7 +383,33 @@ export class JobManager {
       exchange: partitionType(body.exchange ?? 'pipelined'),
       compression: body.compression ?? false,
       bufferTimeout: body.bufferTimeout ?? DEFAULT_BUFFER_TIMEOUT,
+      restart,
     });
+  }
+
+  /**
+   * A job's definition, validated. A built-in's is made here; an uploaded module is
+   * loaded in a sandbox thread with a time limit, so that its code cannot stop this one.
+   */
+  private async define(ref: JobReference, parallelism: number): Promise<JobDefinition> {
+    if (ref.module === undefined) {
+      const definition = await this.loader.load(ref);
+      validateJob(definition, parallelism);
+      for (const stage of definition.stages) if (stage.source && 'text' in stage.source) listInputFiles(stage.source.text);
+      return definition;
+    }
+    const hash = ref.module;
+    // A module being loaded is in use: the sweeper must not take its file away meanwhile.
+    this.defining.set(hash, (this.defining.get(hash) ?? 0) + 1);
+    try {
+      await this.loader.prepare(ref);
+      return await loadInSandbox({ dir: this.importsDir, ref, parallelism }, this.options.moduleLoadTimeoutMs ?? DEFAULT_MODULE_LOAD_TIMEOUT_MS);
+    } finally {
+      const left = this.defining.get(hash)! - 1;
+      if (left === 0) this.defining.delete(hash);
+      else this.defining.set(hash, left);
+      this.modules.touch(hash);
+    }
   }
 
   /** A live job as it stands, or a kept one as it ended. */

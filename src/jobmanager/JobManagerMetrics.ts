@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { JobRecord } from './JobStore.js';
 import type { JobState } from './Scheduler.js';
 import type { TaskManagerInfo } from './TaskManagerRegistry.js';
@@ -44,6 +44,17 @@ export class JobManagerMetrics {
         this.reset();
         const now = Date.now();
         for (const job of source.jobs()) if (job.ended === undefined || now - job.ended <= retentionMs) this.set({ job: job.id, state: job.state }, 1);
+      },
+    });
+    new Counter<'job'>({
+      name: 'spillway_job_restarts_total',
+      help: 'Times a job was restarted after a failure; ended jobs are kept for the metrics retention',
+      labelNames: ['job'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const job of source.jobs()) if (job.ended === undefined || now - job.ended <= retentionMs) this.inc({ job: job.id }, job.restarts ?? 0);
       },
     });
     new Gauge({

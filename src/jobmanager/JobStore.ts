@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
-import type { JobState } from './Scheduler.js';
+import type { JobException, JobState } from './Scheduler.js';
 import type { TaskRates } from './TaskRates.js';
 
 /** One task of a job as GET /jobs/:id shows it. */
@@ -10,6 +10,8 @@ export interface TaskView {
   stage: string;
   subtask: number;
   taskManager: string;
+  /** Which run of the subtask, from 0. */
+  attempt: number;
   state: string;
   error?: string;
   counters: TaskCounters;
@@ -65,6 +67,10 @@ export interface JobRecord {
   resultBytes: number;
   /** Why its collected records are no longer kept (GET /jobs/:id/result is then a 410). */
   resultsDropped?: string;
+  /** Restarts so far; absent in records of JobManagers before restarts existed. */
+  restarts?: number;
+  /** Every failed attempt, oldest first. */
+  exceptions?: JobException[];
 }
 
 /** An uploaded job module and the last time it was uploaded or used (ms). */

@@ -41,6 +41,7 @@ export function snapshot(job: Job): JobRecord {
       stage: v.stage,
       subtask: v.subtask,
       taskManager: v.taskManagerId,
+      attempt: v.attempt,
       state: v.state,
       error: v.error,
       counters: v.counters,
@@ -48,6 +49,8 @@ export function snapshot(job: Job): JobRecord {
     })),
     edges: job.graph?.edges.map((edge) => edgeView(job.graph!, edge)),
     resultBytes,
+    restarts: job.restarts,
+    exceptions: job.exceptions,
   };
 }
 
@@ -117,5 +120,6 @@ export function details(job: JobRecord): Record<string, unknown> {
     progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
     resultBytes: job.resultBytes,
     resultsDropped: job.resultsDropped,
+    restarts: job.restarts ?? 0,
   };
 }

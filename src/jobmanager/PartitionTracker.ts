@@ -36,6 +36,11 @@ export class PartitionTracker {
     return partition;
   }
 
+  /** Forgets a partition of an attempt that was restarted. */
+  untrack(id: string): void {
+    this.partitions.delete(id);
+  }
+
   ofJob(jobId: string): TrackedPartition[] {
     return [...this.partitions.values()].filter((p) => p.jobId === jobId);
   }

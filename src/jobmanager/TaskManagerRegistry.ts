@@ -1,3 +1,9 @@
+import { callJson } from '../job/Http.js';
+import { tmUrl } from './Scheduler.js';
+
+/** How long a suspect TaskManager has to answer its check before it is declared lost. */
+export const SUSPECT_CHECK_TIMEOUT_MS = 2000;
+
 /** A registered TaskManager as the JobManager sees it. */
 export interface TaskManagerInfo {
   id: string;
@@ -17,10 +23,14 @@ export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort
 
 /**
  * The TaskManagers of the cluster: registration, heartbeats, slots, and the loss of
- * one that stays silent longer than the heartbeat timeout.
+ * one. A TaskManager is lost when it stays silent longer than the heartbeat timeout,
+ * or at once when it is suspect (a call to it could not connect, a peer lost its data
+ * connection to it) and does not answer a check. Nothing is placed on a suspect one.
  */
 export class TaskManagerRegistry {
   private readonly taskManagers = new Map<string, TaskManagerInfo>();
+  /** TaskManagers being checked, by id. */
+  private readonly suspects = new Set<string>();
   private next = 1;
   private readonly checker: NodeJS.Timeout;
 
@@ -52,6 +62,37 @@ export class TaskManagerRegistry {
     return this.taskManagers.get(id);
   }
 
+  /** The TaskManager whose data server listens at host:port. */
+  byDataAddress(host: string, port: number): TaskManagerInfo | undefined {
+    return [...this.taskManagers.values()].find((tm) => tm.host === host && tm.dataPort === port);
+  }
+
+  isSuspect(id: string): boolean {
+    return this.suspects.has(id);
+  }
+
+  /** Registered and not suspect: where tasks may go. */
+  available(): TaskManagerInfo[] {
+    return this.sorted().filter((tm) => !this.suspects.has(tm.id));
+  }
+
+  /**
+   * Checks a TaskManager something failed to reach: its HTTP must answer within
+   * SUSPECT_CHECK_TIMEOUT_MS, or it is declared lost now rather than at the heartbeat timeout.
+   */
+  suspect(id: string, reason: string): void {
+    const tm = this.taskManagers.get(id);
+    if (!tm || this.suspects.has(id)) return;
+    this.suspects.add(id);
+    callJson('GET', `${tmUrl(tm)}/status`, undefined, { timeoutMs: SUSPECT_CHECK_TIMEOUT_MS }).then(
+      () => this.suspects.delete(id),
+      (error: Error) => {
+        this.suspects.delete(id);
+        this.lose(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) lost: ${reason}; it does not answer (${error.message})`);
+      },
+    );
+  }
+
   /** Sorted by id: the order deterministic placement counts in. */
   sorted(): TaskManagerInfo[] {
     return [...this.taskManagers.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -68,10 +109,13 @@ export class TaskManagerRegistry {
   private checkHeartbeats(): void {
     const now = Date.now();
     for (const tm of [...this.taskManagers.values()]) {
-      if (now - tm.lastHeartbeat > this.heartbeatTimeoutMs) {
-        this.taskManagers.delete(tm.id);
-        this.onLost(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) lost: no heartbeat for ${this.heartbeatTimeoutMs} ms`);
-      }
+      if (now - tm.lastHeartbeat > this.heartbeatTimeoutMs) this.lose(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) lost: no heartbeat for ${this.heartbeatTimeoutMs} ms`);
     }
+  }
+
+  private lose(tm: TaskManagerInfo, reason: string): void {
+    if (this.taskManagers.get(tm.id) !== tm) return;
+    this.taskManagers.delete(tm.id);
+    this.onLost(tm, reason);
   }
 }

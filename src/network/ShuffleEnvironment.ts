@@ -50,6 +50,8 @@ export interface ShuffleOptions {
   log?: (message: string) => void;
   /** Told when a data connection opens or closes. */
   onConnection?: ConnectionListener;
+  /** Told when a data connection to a peer is refused or breaks. */
+  onPeerLost?: (remote: RemoteAddress, error: Error) => void;
 }
 
 /** Where a channel reads: this process, or a remote data server. */
@@ -70,7 +72,7 @@ export class ShuffleEnvironment {
   constructor(private readonly options: ShuffleOptions) {
     this.buffers = new NetworkBufferPool({ totalBytes: options.memory, segmentSize: options.segmentSize });
     const { log, onConnection, security } = options;
-    this.connections = new ConnectionManager({ log, onConnection, security });
+    this.connections = new ConnectionManager({ log, onConnection, security, onPeerLost: options.onPeerLost });
     this.server = new DataServer(this.partitions, { host: options.host, port: options.dataPort, log, onConnection, security });
   }
 

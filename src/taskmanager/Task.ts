@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { once } from 'node:events';
 import type { JobDefinition, Partitioning, Sink, StageDefinition } from '../job/JobDefinition.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import { openTextSink, type TextSinkWriter } from '../job/TextSink.js';
 import { listInputFiles, readChunks, readLines, splitsFor } from '../job/TextSplits.js';
 import type { InputGate } from '../network/consumer/InputGate.js';
 import { RecordReader } from '../network/consumer/RecordReader.js';
@@ -46,6 +44,7 @@ export class Task {
   private readonly partitions: (ResultPartitionWriter & { release(cause: Error): void })[] = [];
   private readonly readers: RecordReader<unknown>[] = [];
   private readonly gates: InputGate[] = [];
+  private textSink: TextSinkWriter | null = null;
   private readonly memory: ManagedMemory;
   private canceled = false;
   private readonly started = performance.now();
@@ -113,6 +112,7 @@ export class Task {
   private abort(): void {
     for (const writer of this.writers) writer.abort();
     for (const partition of this.partitions) partition.release(new Error(`task ${this.descriptor.taskId} stopped`));
+    this.textSink?.abort();
     this.closeGates();
   }
 
@@ -175,7 +175,7 @@ export class Task {
     }
   }
 
-  private createSink(sink: Sink): Chain {
+  private async createSink(sink: Sink): Promise<Chain> {
     if ('collect' in sink) {
       const records: unknown[] = [];
       return {
@@ -188,30 +188,10 @@ export class Task {
         end: () => this.listener.collected(records),
       };
     }
-    return this.textSink(sink.text);
-  }
-
-  private textSink(dir: string): Chain {
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `part-${String(this.descriptor.subtask).padStart(5, '0')}`);
-    const stream = fs.createWriteStream(file);
-    let pending = '';
-    const write = async (): Promise<void> => {
-      const text = pending;
-      pending = '';
-      if (!stream.write(text)) await once(stream, 'drain');
-    };
-    return {
-      push: (r) => {
-        pending += (Array.isArray(r) && r.length === 2 ? `${r[0]}\t${r[1]}` : JSON.stringify(r)) + '\n';
-        if (pending.length >= 1 << 16) return write();
-      },
-      end: async () => {
-        await write();
-        stream.end();
-        await once(stream, 'finish');
-      },
-    };
+    const { jobId, subtask, attempt } = this.descriptor;
+    const writer = await openTextSink(sink.text, jobId, subtask, attempt);
+    this.textSink = writer;
+    return { push: (r) => writer.push(r), end: () => writer.end() };
   }
 
   private async readSource(chain: Chain): Promise<void> {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { callJson, HttpError, retrying } from '../job/Http.js';
-import type { PartitionLocation, TaskDeploymentDescriptor, TaskState } from '../job/TaskDeployment.js';
+import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
 import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
@@ -66,6 +66,7 @@ export class TaskManager {
   private readonly env: ShuffleEnvironment;
   private readonly http: FastifyInstance;
   private readonly threads: TaskThreadPool;
+  /** Running tasks by execution id (task id and attempt). */
   private readonly tasks = new Map<string, TaskHost>();
   /** Jobs canceled here; a deployment of theirs that arrives late does not start. */
   private readonly canceledJobs = new ExpiringSet<string>(JOB_MEMORY_MS);
@@ -99,6 +100,7 @@ export class TaskManager {
       spillDir: this.partitionDir,
       log: (message) => log.warn({ taskManager: this.id }, message),
       onConnection: (event, direction, peer) => log.debug({ taskManager: this.id, peer, direction }, `data connection ${event}`),
+      onPeerLost: (remote, error) => this.reportPeerLost(remote.host, remote.port, error),
       security: { key: options.secret?.dataKey() ?? OPEN_KEY, tls: options.tls },
     });
     const modulesDir = path.join(options.spillDir, 'modules');
@@ -123,6 +125,10 @@ export class TaskManager {
   async start(): Promise<void> {
     const host = this.options.host ?? '127.0.0.1';
     logPolicy(bindPolicy('taskmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
+    // A TaskManager killed on this folder could not clean it: what it left belongs to no one now.
+    // Only this process's own subfolders go; the folder itself may be shared with anything.
+    fs.rmSync(this.partitionDir, { recursive: true, force: true });
+    fs.rmSync(path.join(this.options.spillDir, 'modules'), { recursive: true, force: true });
     fs.mkdirSync(this.options.spillDir, { recursive: true });
     // Spill files of a TaskManager that was killed on this spill dir belong to no task now.
     fs.rmSync(this.managedDir, { recursive: true, force: true });
@@ -204,7 +210,8 @@ export class TaskManager {
   private routes(): void {
     this.http.post<{ Body: TaskDeploymentDescriptor }>('/tasks', async (request, reply) => {
       const descriptor = request.body;
-      if (this.tasks.has(descriptor.taskId)) return reply.code(409).send({ error: `task ${descriptor.taskId} is deployed already` });
+      const execution = executionId(descriptor.taskId, descriptor.attempt);
+      if (this.tasks.has(execution)) return reply.code(409).send({ error: `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already` });
       void this.deploy(descriptor);
       return reply.code(202).send({ taskId: descriptor.taskId });
     });
@@ -218,14 +225,26 @@ export class TaskManager {
         return {};
       },
     );
-    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/cancel', async (request) => {
-      this.canceledJobs.add(request.params.jobId);
-      for (const task of this.tasks.values()) if (task.descriptor.jobId === request.params.jobId) task.cancel();
+    // Both cancels answer once the tasks have ended (within the cancel timeout): nothing of theirs writes after.
+    this.http.post<{ Params: { executionId: string } }>('/tasks/:executionId/cancel', async (request) => {
+      const task = this.tasks.get(request.params.executionId);
+      task?.cancel();
+      await task?.whenEnded();
       return {};
     });
-    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/release', async (request) => {
+    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/cancel', async (request) => {
+      this.canceledJobs.add(request.params.jobId);
+      const tasks = [...this.tasks.values()].filter((task) => task.descriptor.jobId === request.params.jobId);
+      for (const task of tasks) task.cancel();
+      await Promise.all(tasks.map((task) => task.whenEnded()));
+      return {};
+    });
+    // Without a list, every partition of the job; with one, those of restarted attempts.
+    this.http.post<{ Params: { jobId: string }; Body: { partitions?: string[] } | undefined }>('/jobs/:jobId/release', async (request) => {
       const prefix = `${request.params.jobId}/`;
-      this.env.partitions.releaseWhere((id) => id.startsWith(prefix), new Error(`job ${request.params.jobId} ended`));
+      const listed = request.body?.partitions ? new Set(request.body.partitions) : null;
+      const cause = new Error(listed ? `its task of job ${request.params.jobId} restarts` : `job ${request.params.jobId} ended`);
+      this.env.partitions.releaseWhere((id) => (listed ? listed.has(id) : id.startsWith(prefix)), cause);
       log.debug({ job: request.params.jobId, taskManager: this.id }, 'partitions of the job released');
       return {};
     });
@@ -250,7 +269,8 @@ export class TaskManager {
   }
 
   private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {
-    const { taskId } = descriptor;
+    const { taskId, attempt } = descriptor;
+    const execution = executionId(taskId, attempt);
     let task: TaskHost | null = null;
     let running: Promise<void> = Promise.resolve();
     let outcome: TaskOutcome;
@@ -265,28 +285,28 @@ export class TaskManager {
         this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS,
         {
           partitionReady: (partitionId) => this.announcePartition(partitionId),
-          collected: (records) => this.sendResults(taskId, records),
+          collected: (records) => this.sendResults(taskId, attempt, records),
         },
         this.slotMemory(taskId),
       );
-      this.tasks.set(taskId, task);
-      for (const [partitionId, location] of this.earlyLocations.get(taskId) ?? []) task.updatePartition(partitionId, location);
-      this.earlyLocations.delete(taskId);
+      this.tasks.set(execution, task);
+      for (const [partitionId, location] of this.earlyLocations.get(execution) ?? []) task.updatePartition(partitionId, location);
+      this.earlyLocations.delete(execution);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
-      running = this.report(taskId, task, 'RUNNING');
+      running = this.report(descriptor, task, 'RUNNING');
       log.info({ job: descriptor.jobId, task: taskId, taskManager: this.id }, 'task running');
       outcome = await task.run();
     } catch (error) {
       outcome = { state: task?.isCanceled || this.canceledJobs.has(descriptor.jobId) ? 'CANCELED' : 'FAILED', error: error instanceof Error ? error.message : String(error) };
     } finally {
       if (task !== null) this.metricsRegistry.taskEnded(task);
-      this.tasks.delete(taskId);
-      this.earlyLocations.delete(taskId);
+      this.tasks.delete(execution);
+      this.earlyLocations.delete(execution);
     }
     await running;
-    const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} on taskmanager ${this.id})` : undefined;
-    log[outcome.state === 'FAILED' ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, taskManager: this.id, state: outcome.state, error }, 'task ended');
-    await this.report(taskId, task, outcome.state, error);
+    const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` : undefined;
+    log[outcome.state === 'FAILED' ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, attempt, taskManager: this.id, state: outcome.state, error }, 'task ended');
+    await this.report(descriptor, task, outcome.state, error);
   }
 
   /** A slot's share of managed memory and the task's own spill folder. */
@@ -320,16 +340,25 @@ export class TaskManager {
   }
 
   /** A task's collected records, retried like a state report; the task fails if they cannot be delivered. */
-  private async sendResults(taskId: string, records: Uint8Array): Promise<void> {
+  private async sendResults(taskId: string, attempt: number, records: Uint8Array): Promise<void> {
     // The JobManager keeps one set of records per task: a repeated POST replaces, never adds.
     const body = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
-    await retrying(() => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results`, body, { contentType: 'application/x-msgpack' }));
+    const url = `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results?attempt=${attempt}`;
+    await retrying(() => callJson('POST', url, body, { contentType: 'application/x-msgpack' }));
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
-  private async report(taskId: string, task: TaskHost | null, state: TaskState, error?: string): Promise<void> {
-    const body = { state, error, counters: task?.counters, taskManagerId: this.id };
+  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, error?: string): Promise<void> {
+    const { taskId, attempt } = descriptor;
+    const body = { state, attempt, error, counters: task?.counters, taskManagerId: this.id };
     await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
+  }
+
+  /** A data connection to a peer broke or was refused: the JobManager checks that peer at once. */
+  private reportPeerLost(host: string, dataPort: number, error: Error): void {
+    callJson('POST', `${this.jm}/internal/taskmanagers/suspect`, { host, dataPort, reason: `taskmanager ${this.id} lost its data connection: ${error.message}` }).catch(
+      (e: Error) => console.error(`taskmanager ${this.id}: could not report a lost peer: ${e.message}`),
+    );
   }
 }
 

@@ -81,6 +81,7 @@ interface TaskManagerEntry {
   id: string;
   host: string;
   httpPort: number;
+  dataPort: number;
 }
 
 /** The TaskManagers registered now. */

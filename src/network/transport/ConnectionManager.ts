@@ -9,6 +9,8 @@ export interface ConnectionManagerOptions {
   log?: (message: string) => void;
   /** Told when a connection opens or closes, with its peer's address (for logs). */
   onConnection?: ConnectionListener;
+  /** Told when a connection to a peer is refused or breaks (not when closed here): the peer may be gone. */
+  onPeerLost?: (remote: RemoteAddress, error: Error) => void;
   /** The handshake key and TLS; OPEN (no secret, plain TCP) if absent. */
   security?: TransportSecurity;
 }
@@ -30,6 +32,7 @@ export class ConnectionManager {
   private readonly idleTimeoutMs: number;
   private readonly log: (message: string) => void;
   private readonly onConnection: ConnectionListener;
+  private readonly onPeerLost: (remote: RemoteAddress, error: Error) => void;
   private readonly security: TransportSecurity;
   private closed = false;
 
@@ -37,6 +40,7 @@ export class ConnectionManager {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.log = options.log ?? defaultLog;
     this.onConnection = options.onConnection ?? (() => {});
+    this.onPeerLost = options.onPeerLost ?? (() => {});
     this.security = options.security ?? OPEN;
   }
 
@@ -51,10 +55,17 @@ export class ConnectionManager {
     const key = formatAddress(remote);
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = new PeerConnection(remote, this.idleTimeoutMs, this.log, this.security, (gone) => {
-        if (this.peers.get(key) === gone) this.peers.delete(key);
-        this.onConnection('closed', 'out', key);
-      });
+      peer = new PeerConnection(
+        remote,
+        this.idleTimeoutMs,
+        this.log,
+        this.security,
+        (gone) => {
+          if (this.peers.get(key) === gone) this.peers.delete(key);
+          this.onConnection('closed', 'out', key);
+        },
+        (error) => this.onPeerLost(remote, error),
+      );
       this.peers.set(key, peer);
       this.onConnection('opened', 'out', key);
     }

@@ -53,6 +53,8 @@ export class PeerConnection implements FrameHandler {
     private readonly log: (message: string) => void,
     security: TransportSecurity,
     private readonly onClosed: (connection: PeerConnection) => void,
+    /** The connection was refused or broke: not told of a close this side asked for. */
+    private readonly onBroken: (error: Error) => void = () => {},
   ) {
     this.name = formatAddress(remote);
     const options: net.NetConnectOpts = {
@@ -235,6 +237,7 @@ export class PeerConnection implements FrameHandler {
     if (this.closed) return;
     this.closeWith(error);
     this.socket.destroy();
+    this.onBroken(error);
   }
 
   private closeWith(error: Error): void {

@@ -1,0 +1,73 @@
+/**
+ * Recovery time: blocking word count with one TaskManager SIGKILLed halfway, against
+ * the same job undisturbed, in turns on one cluster of 3 TaskManagers x 2 slots
+ * (parallelism 4 leaves 2 slots free for the restarted tasks). The killed one is the
+ * TaskManager of subtask 3; it is replaced between runs. Both runs are checked exact.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
+import { plainWordCount } from './baselines.js';
+import { runWordCount, withCluster, type JobStatus, type WordCountRun } from './cluster.js';
+import { alternateRuns, type Measured } from './measure.js';
+
+const TASK_MANAGERS = 3;
+const PARALLELISM = 4;
+
+export interface RecoveryRun extends WordCountRun {
+  /** The TaskManager killed, and how long after the submission. */
+  killed?: string;
+  killedAfterSeconds?: number;
+}
+
+export interface RecoveryFigures {
+  undisturbed: Measured<RecoveryRun>;
+  killed: Measured<RecoveryRun>;
+}
+
+/** Measures both runs `repeats` times each over a Zipf corpus of `bytes` it writes and removes. */
+export async function measureRecovery(bytes: number, repeats: number): Promise<RecoveryFigures> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-recovery-'));
+  try {
+    const files = writeCorpus(work, 4, Math.ceil(bytes / 4), 3, zipfCorpusText);
+    const reference = plainWordCount(files);
+    return await withCluster({ taskManagers: TASK_MANAGERS, slots: 2 }, async (cluster) => {
+      const run = (onPoll?: (status: JobStatus) => void): Promise<WordCountRun> =>
+        runWordCount(cluster, work, reference.bytes, reference.counts, PARALLELISM, { exchange: 'blocking', onPoll });
+      // A small first job warms the TaskManagers (module loading, JIT); then the last
+      // undisturbed run (they come first) tells when halfway is.
+      await runWordCount(cluster, files[0], 0, plainWordCount([files[0]]).counts, PARALLELISM, { exchange: 'blocking' });
+      let halfway = 0;
+      const undisturbedRun = async (): Promise<WordCountRun> => {
+        const result = await run();
+        halfway = (result.seconds * 1000) / 2;
+        return result;
+      };
+      const [undisturbed, killed] = await alternateRuns(
+        repeats,
+        { measure: undisturbedRun, key: (r) => r.seconds },
+        {
+          measure: async () => {
+            const submitted = Date.now();
+            let kill: Promise<void> | null = null;
+            let victim: string | undefined;
+            const result = await run((status) => {
+              if (kill !== null || Date.now() - submitted < halfway) return;
+              victim = status.tasks.find((t) => t.subtask === PARALLELISM - 1)?.taskManager;
+              if (victim) kill = cluster.killTaskManager(victim);
+            });
+            await kill;
+            if (victim === undefined) throw new Error(`the job ended before halfway (${halfway} ms): nothing was killed`);
+            await cluster.restoreTaskManagers(TASK_MANAGERS);
+            return { ...result, killed: victim, killedAfterSeconds: halfway / 1000 };
+          },
+          key: (r) => r.seconds,
+        },
+      );
+      return { undisturbed, killed };
+    });
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { LocalCluster } from '../src/cli/LocalCluster.js';
+import { callJson } from '../src/job/Http.js';
+import { killHard, readTextOutput, writeWords } from './helpers/failover.js';
+import { expectCounts, expectTaskManagersIdle, referenceCount, result, sleep, submitJob, taskManagers, waitFor } from './helpers/jobs.js';
+
+const JOBS = 20;
+const KILL_EVERY_MS = 2500;
+const SYNTHETIC_RECORDS = 200_000;
+let cluster: LocalCluster;
+let url: string;
+let work: string;
+let corpus: string;
+let reference: Map<string, number>;
+let killer: NodeJS.Timeout | null = null;
+
+beforeAll(async () => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-chaos-'));
+  corpus = path.join(work, 'corpus');
+  writeWords(corpus, 4, 10_000, 2000, 11);
+  reference = referenceCount(corpus);
+  cluster = new LocalCluster({
+    taskManagers: 3,
+    slots: 2,
+    memory: '64mb',
+    heartbeatTimeoutMs: 8000,
+    stdio: 'ignore',
+    // Enough restarts that a job slowed by a loaded machine outlives several kills.
+    jobManagerArgs: ['--restart-attempts', '10', '--restart-delay', '200'],
+  });
+  url = await cluster.start();
+}, 60_000);
+
+afterAll(async () => {
+  if (killer) clearInterval(killer);
+  await cluster?.stop();
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+/** Kills a random live TaskManager (seeded) and starts another on its folder, every KILL_EVERY_MS. */
+function startKiller(): ChildProcess[] {
+  const killed: ChildProcess[] = [];
+  let state = 12345;
+  killer = setInterval(() => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    const live = cluster.processes.slice(1).filter((p) => p.exitCode === null && p.signalCode === null);
+    if (live.length === 0) return;
+    const victim = live[state % live.length];
+    killed.push(victim);
+    // The new one starts on the folder the killed one could not clean, and empties it.
+    void killHard(victim).then(() => cluster.addTaskManager(cluster.spillDirOf.get(victim)));
+  }, KILL_EVERY_MS);
+  return killed;
+}
+
+interface Outcome {
+  state: string;
+  error?: string;
+}
+
+async function runJob(i: number): Promise<Outcome> {
+  const exchange = i % 4 < 2 ? 'pipelined' : 'blocking';
+  if (i % 2 === 0) {
+    const output = path.join(work, `out-${i}`);
+    const id = await submitJob(url, { job: 'wordcount', params: { input: corpus, output }, parallelism: 4, exchange });
+    const status = await waitFor(url, id, 60_000);
+    if (status.state === 'FINISHED') expectCounts(readTextOutput(output, 4), reference);
+    else expect(fs.existsSync(output) ? fs.readdirSync(output).filter((f) => f.startsWith('part-')) : []).toEqual([]);
+    return status;
+  }
+  const id = await submitJob(url, { job: 'synthetic', params: { records: SYNTHETIC_RECORDS, keys: 500 }, parallelism: 4, exchange });
+  const status = await waitFor(url, id, 60_000);
+  if (status.state === 'FINISHED') {
+    const summaries = await result<[number, number]>(url, id);
+    expect(summaries.reduce((sum, [records]) => sum + records, 0)).toBe(SYNTHETIC_RECORDS);
+  }
+  return status;
+}
+
+test('20 jobs while a TaskManager is killed every few seconds: at least 18 finish exact, the others fail with a message; nothing is left behind', async () => {
+  const killed = startKiller();
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < JOBS; i++) outcomes.push(await runJob(i));
+  clearInterval(killer!);
+  killer = null;
+  expect(killed.length, 'TaskManagers were killed while the jobs ran').toBeGreaterThan(3);
+  const failed = outcomes.filter((o) => o.state !== 'FINISHED');
+  expect(failed.every((o) => o.state === 'FAILED' && typeof o.error === 'string' && o.error.length > 0), JSON.stringify(failed)).toBe(true);
+  expect(outcomes.length - failed.length, JSON.stringify(failed)).toBeGreaterThanOrEqual(18);
+
+  // Let the last kill's replacement register, then: every pool has all its buffers, no partition or spill file is left.
+  await sleep(500);
+  await cluster.waitForTaskManagers(3);
+  await expectTaskManagersIdle(url);
+  for (const tm of await taskManagers(url)) {
+    const status = await callJson<{ segmentsInUse: number; totalSegments: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+    expect(status.segmentsInUse, `${tm.id} has all its buffers`).toBe(0);
+  }
+  const leftovers = fs.readdirSync(work).filter((d) => d.startsWith('out-')).flatMap((d) => fs.readdirSync(path.join(work, d)).filter((f) => !/^part-\d{5}$/.test(f)));
+  expect(leftovers, 'no temporary sink file').toEqual([]);
+  // Every killed TaskManager is gone; its spill folder lives in the cluster's folder, removed with it.
+  expect(killed.every((p) => p.signalCode === 'SIGKILL')).toBe(true);
+  const pids = cluster.processes.map((p) => p.pid!);
+  await cluster.stop();
+  for (const pid of [...pids, ...killed.map((p) => p.pid!)]) expect(() => process.kill(pid, 0), `process ${pid} is gone`).toThrow();
+}, 300_000);
