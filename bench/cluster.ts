@@ -28,6 +28,8 @@ export interface SubmitBody {
   exchange?: Exchange;
   compression?: boolean;
   bufferTimeout?: number;
+  /** The job's restart strategy (POST /jobs `restart`); the JobManager's default without it. */
+  restart?: Record<string, unknown>;
 }
 
 export interface JobStatus {
@@ -247,9 +249,9 @@ export async function runWordCount(
   bytes: number,
   expected: ReadonlyMap<string, number>,
   parallelism: number,
-  options: { exchange?: Exchange; onPoll?: (status: JobStatus) => void } = {},
+  options: { exchange?: Exchange; onPoll?: (status: JobStatus) => void; restart?: Record<string, unknown> } = {},
 ): Promise<WordCountRun> {
-  const status = await cluster.run({ job: 'wordcount', params: { input }, exchange: options.exchange ?? 'pipelined', parallelism }, options.onPoll);
+  const status = await cluster.run({ job: 'wordcount', params: { input }, exchange: options.exchange ?? 'pipelined', parallelism, restart: options.restart }, options.onPoll);
   const counts = await cluster.result<WordCountRecord>(status.id);
   const mismatch = compareCounts(counts, expected);
   const seconds = status.seconds;

@@ -38,7 +38,7 @@ import {
 } from './cluster.js';
 import { alternateRuns, formatCount, formatMs, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureScraping, type ScrapingFigures } from './metrics.js';
-import { measureRecovery, type RecoveryFigures } from './recovery.js';
+import { measureRecovery, RECOVERY_RESTART, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { measureThreadScaling, type ThreadScalingRun } from './threadScaling.js';
@@ -423,7 +423,7 @@ function recoveryRow({ recovery }: Figures, rows: Row[], target: Target): void {
   const exact = recovery !== undefined && [...recovery.undisturbed.runs, ...recovery.killed.runs].every((r) => r.exact);
   const seconds = (r: WordCountRun): string => `${r.seconds.toFixed(2)} s (${mb(r.mbPerSec)})`;
   rows.push({
-    figure: `recovery: blocking word count, ${recovery ? (recovery.killed.median.bytes / 1e6).toFixed(0) : '?'} MB, a TaskManager SIGKILLed halfway`,
+    figure: `recovery: blocking word count, ${recovery ? (recovery.killed.median.bytes / 1e6).toFixed(0) : '?'} MB, a TaskManager SIGKILLed halfway, restart delay ${RECOVERY_RESTART.delayMs} ms`,
     measured: recovery ? `${seconds(recovery.killed.median)}, ${exactness([...recovery.undisturbed.runs, ...recovery.killed.runs])}` : 'error',
     baseline: recovery ? `undisturbed ${seconds(recovery.undisturbed.median)}` : 'error',
     ratio: ratio === null ? '' : x(ratio),
