@@ -30,6 +30,8 @@ function channelsInChildProcess(keys: JsonKey[], channels: number): Promise<numb
   }
   const script = `
     import { KeyGroupSelector } from ${JSON.stringify(new URL(`file://${DIST_SELECTOR}`).href)};
+    // Decoded as a stream: a chunk may end inside a character.
+    process.stdin.setEncoding('utf8');
     let input = '';
     for await (const chunk of process.stdin) input += chunk;
     const selector = new KeyGroupSelector((key) => key);
