@@ -114,17 +114,10 @@ export class LocalCluster {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(
-      this.processes.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-          }),
-      ),
-    );
+    // TaskManagers first: one that sees a peer go reports it to the JobManager, which must still be there to hear it.
+    const [jobManager, ...taskManagers] = this.processes;
+    await Promise.all(taskManagers.map(terminate));
+    if (jobManager) await terminate(jobManager);
     process.off('exit', this.killAll);
     if (this.url !== '') unlinkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
@@ -235,4 +228,14 @@ function unlinkClusterDir(link: string, dataDir: string): void {
   } catch {
     // Gone already, or not a link of ours.
   }
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited 3 s later; resolves once it has exited. */
+function terminate(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
 }
