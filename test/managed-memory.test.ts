@@ -88,6 +88,17 @@ describe('external merge sort', () => {
     expect(spillFiles(), 'run files left').toEqual([]);
   });
 
+  test('flat records ([key, id, padding] arrays, packed straight into chunks), a budget that forces 10 runs: equal a stable Array.prototype.sort', async () => {
+    const records = rows(4000, 5, KEYS.integers).map((r): [unknown, number, string] => [r.key, r.id, r.pad]);
+    const sorter = new ExternalSorter((r) => (r as [unknown])[0], 40_000, memory(40_000));
+    for (const r of records) sorter.push(r);
+    const out: unknown[] = [];
+    await sorter.finish((r) => void out.push(r));
+    expect(sorter.spilledRuns, 'runs written').toBeGreaterThanOrEqual(10);
+    expect(out).toEqual([...records].sort((a, b) => naturalOrder(a[0], b[0])));
+    expect(spillFiles(), 'run files left').toEqual([]);
+  });
+
   test('a budget that holds everything sorts in memory and writes nothing', async () => {
     const records = rows(2000, 3, KEYS.numbers);
     const { out, runs } = await sorted(records, 64 << 20);

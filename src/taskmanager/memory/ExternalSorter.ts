@@ -1,21 +1,28 @@
 import type { Unpackr } from 'msgpackr';
 import type { KeyFn } from '../../job/JobDefinition.js';
+import { copyBytes } from '../../network/buffer/Bytes.js';
 import { naturalOrder } from '../../network/writer/ChannelSelector.js';
+import { flatSize, packFlat } from './FlatRecords.js';
+import { HeldEntries } from './HeldEntries.js';
 import type { ManagedMemory } from './ManagedMemory.js';
 import { emitEach, type RecordSink } from './RecordSink.js';
 import { ARRAY32, ARRAY_HEADER_BYTES, recordPackr, recordUnpackr, removeSpillFile, SpillReader, type SpillFile } from './SpillFile.js';
 
 /**
- * What a held record costs beside its packed bytes: its key slot (8), where it is (8),
- * its length (4), its place in the sort order (4), and room for the arrays to grow (8).
+ * What a held record costs beside its packed bytes and its slot in HeldEntries' pages
+ * (counted as pages are made), when its run is sorted: its key in the array sorted by
+ * (8), its place in the sort order (4), and the key and position made one (8).
  */
-const ENTRY_BYTES = 32;
+const ENTRY_BYTES = 20;
 /** A string key's cost beside its UTF-16 code units: V8's string header, rounded up. */
 const STRING_KEY_BYTES = 24;
 /** Packed records are held in chunks of up to this size (a larger record gets a chunk of its own). */
 const MAX_CHUNK_BYTES = 1 << 20;
 /** At most this many runs are merged at once: each open run holds a read buffer and one decoded block. */
 export const MAX_MERGE_FAN_IN = 64;
+
+/** A block's records decoded cost about this many times its packed bytes in the heap (a [number, string] record of 16 bytes: about 90). */
+const DECODED_BYTES_PER_BYTE = 6;
 
 /** How a sort compares two held records, by the kind of keys its run has. */
 type KeyKind = 'number' | 'string' | 'mixed';
@@ -37,15 +44,20 @@ export class ExternalSorter {
   private readonly blockBytes: number;
   private chunks: Buffer[] = [];
   private position = 0;
-  private keys: unknown[] = [];
-  /** chunk index * 2^32 + offset of each held record. */
-  private places: number[] = [];
-  private lengths: number[] = [];
+  /** A page of held entries is at most a sixteenth of the budget: 2^pageShift entries. */
+  private readonly pageShift: number;
+  private entries: HeldEntries;
   private kind: KeyKind | null = null;
   private used = 0;
   private runs: SpillFile[] = [];
   /** Runs written so far (merge passes not counted). */
   spilledRuns = 0;
+  /**
+   * A merge is done with a block: its decoded records, kept while the other runs'
+   * records came out, were promoted to V8's old generation, which grows lazily; let go
+   * of, they count as released, so that the heap is collected now and then.
+   */
+  private readonly blockDone = (): void => this.memory.released(this.blockBytes * DECODED_BYTES_PER_BYTE);
 
   constructor(
     private readonly key: KeyFn,
@@ -56,20 +68,25 @@ export class ExternalSorter {
     this.chunkBytes = Math.max(256, Math.min(MAX_CHUNK_BYTES, Math.floor(budget / 4)));
     // A merge holds a read buffer and a decoded block (several times its bytes) per run.
     this.blockBytes = Math.max(4096, Math.min(MAX_CHUNK_BYTES, Math.floor(budget / (8 * MAX_MERGE_FAN_IN))));
+    this.pageShift = Math.max(6, Math.min(16, Math.floor(Math.log2(budget / HeldEntries.SLOT_BYTES / 16))));
+    this.entries = new HeldEntries(this.pageShift);
   }
 
-  /** Adds a record; it is packed at once and not kept. A run is written first if the record would pass the budget. */
+  /** Adds a record; it is packed at once (a flat one straight into its chunk) and not kept. A run is written first if the record would pass the budget. */
   push(record: unknown): void {
     const key = this.key(record);
-    const packed = this.packr.pack(record);
-    const length = packed.length;
+    const flat = flatSize(record);
+    const packed = flat < 0 ? this.packr.pack(record) : null;
+    const length = packed === null ? flat : packed.length;
     const entry = ENTRY_BYTES + keyBytes(key);
-    // Chunks count as allocated; an entry for its key and place.
+    // Chunks and pages count as allocated; an entry for what sorting it takes.
     let fits = this.position + length <= (this.chunks.at(-1)?.length ?? 0);
-    if (this.used + entry + (fits ? 0 : Math.max(this.chunkBytes, length)) > this.budget && this.keys.length > 0) {
+    const page = this.entries.full ? this.entries.pageBytes : 0;
+    if (this.used + entry + page + (fits ? 0 : Math.max(this.chunkBytes, length)) > this.budget && this.entries.count > 0) {
       this.spillRun();
       fits = false;
     }
+    if (this.entries.full) this.used += this.entries.pageBytes;
     if (!fits) {
       const size = Math.max(this.chunkBytes, length);
       this.chunks.push(Buffer.allocUnsafe(size));
@@ -77,10 +94,9 @@ export class ExternalSorter {
       this.used += size;
     }
     const chunk = this.chunks.length - 1;
-    this.chunks[chunk].set(packed, this.position);
-    this.places.push(chunk * 2 ** 32 + this.position);
-    this.lengths.push(length);
-    this.keys.push(key);
+    if (packed === null) packFlat(record, this.chunks[chunk], this.position);
+    else this.chunks[chunk].set(packed, this.position);
+    this.entries.push(key, chunk * 2 ** 32 + this.position, length);
     this.position += length;
     this.used += entry;
     this.kind = kindWith(this.kind, key);
@@ -89,31 +105,30 @@ export class ExternalSorter {
   /** Passes every record to `emit` in order, waiting where it has to; the sorter is empty afterwards. */
   async finish(emit: RecordSink): Promise<void> {
     if (this.runs.length === 0) return emitEach(this.heldRecords(), emit, this.memory.checkpoint);
-    if (this.keys.length > 0) this.spillRun();
+    if (this.entries.count > 0) this.spillRun();
     while (this.runs.length > MAX_MERGE_FAN_IN) this.mergePass();
     const runs = this.runs;
     this.runs = [];
-    await emitEach(mergedRecords(runs, this.key), emit, this.memory.checkpoint);
+    await emitEach(mergedRecords(runs, this.key, this.blockDone), emit, this.memory.checkpoint);
   }
 
   /** The held records in sorted order, as positions into the held arrays. */
   private sortedOrder(): Uint32Array {
-    const n = this.keys.length;
-    if (this.kind === 'number') {
-      const order = integerOrder(this.keys as number[]);
+    const n = this.entries.count;
+    const numbers = this.kind === 'number' ? this.entries.numberKeys() : null;
+    if (numbers !== null) {
+      const order = integerOrder(numbers);
       if (order !== null) return order;
     }
     const order = new Uint32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     // Ties fall back to the position: stable whatever the sort algorithm.
-    if (this.kind === 'number') {
-      const keys = Float64Array.from(this.keys as number[]);
-      order.sort((a, b) => keys[a] - keys[b] || a - b);
-    } else if (this.kind === 'string') {
-      const keys = this.keys as string[];
+    if (numbers !== null) order.sort((a, b) => numbers[a] - numbers[b] || a - b);
+    else if (this.kind === 'string') {
+      const keys = this.entries.keys() as string[];
       order.sort((a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : a - b));
     } else {
-      const keys = this.keys;
+      const keys = this.entries.keys();
       order.sort((a, b) => naturalOrder(keys[a], keys[b]) || a - b);
     }
     return order;
@@ -126,8 +141,7 @@ export class ExternalSorter {
    */
   private *heldRecords(): Generator<unknown> {
     const order = this.sortedOrder();
-    const { chunks, places, lengths, unpackr } = this;
-    this.keys = [];
+    const { chunks, entries, unpackr } = this;
     let block = Buffer.allocUnsafe(this.blockBytes);
     let position = ARRAY_HEADER_BYTES;
     let from = 0;
@@ -140,14 +154,13 @@ export class ExternalSorter {
       return records;
     };
     for (let i = 0; i < order.length; i++) {
-      const length = lengths[order[i]];
+      const length = entries.lengthAt(order[i]);
       if (position + length > block.length) {
         if (i > from) yield* decode(i);
         if (ARRAY_HEADER_BYTES + length > block.length) block = Buffer.allocUnsafe(ARRAY_HEADER_BYTES + length);
       }
-      const place = places[order[i]];
-      const start = place % 2 ** 32;
-      chunks[Math.floor(place / 2 ** 32)].copy(block, position, start, start + length);
+      const place = entries.placeAt(order[i]);
+      copyBytes(chunks[Math.floor(place / 2 ** 32)], place % 2 ** 32, block, position, length);
       position += length;
     }
     if (order.length > from) yield* decode(order.length);
@@ -159,11 +172,11 @@ export class ExternalSorter {
     const order = this.sortedOrder();
     const writer = this.memory.newSpillWriter('sort-run', this.blockBytes);
     try {
-      const { chunks, places, lengths } = this;
+      const { chunks, entries } = this;
       for (let i = 0; i < order.length; i++) {
-        const place = places[order[i]];
+        const place = entries.placeAt(order[i]);
         const start = place % 2 ** 32;
-        writer.addPacked(chunks[Math.floor(place / 2 ** 32)], start, start + lengths[order[i]]);
+        writer.addPacked(chunks[Math.floor(place / 2 ** 32)], start, start + entries.lengthAt(order[i]));
       }
       this.runs.push(writer.close());
     } catch (error) {
@@ -185,7 +198,7 @@ export class ExternalSorter {
       }
       const writer = this.memory.newSpillWriter('sort-run', this.blockBytes);
       try {
-        mergeSync(group, this.key, (r) => writer.add(r));
+        for (const record of mergedRecords(group, this.key, this.blockDone)) writer.add(record);
         merged.push(writer.close());
       } catch (error) {
         writer.abort();
@@ -195,12 +208,12 @@ export class ExternalSorter {
     this.runs = merged;
   }
 
+  /** Lets go of the held records (their chunks and their entries). */
   private clear(): void {
+    this.memory.released(this.used);
     this.chunks = [];
     this.position = 0;
-    this.keys = [];
-    this.places = [];
-    this.lengths = [];
+    this.entries = new HeldEntries(this.pageShift);
     this.kind = null;
     this.used = 0;
   }
@@ -212,7 +225,7 @@ export class ExternalSorter {
  * natively; or, where keys span 2^32 or more, one double, (key - min) * n + position.
  * Null where neither is exact.
  */
-function integerOrder(keys: readonly number[]): Uint32Array | null {
+function integerOrder(keys: Float64Array): Uint32Array | null {
   const n = keys.length;
   let min = Infinity;
   let max = -Infinity;
@@ -270,7 +283,7 @@ interface Cursor {
  * head's key and then the run, so equal keys come out in run order (stable). Each run
  * file is removed once read to its end.
  */
-function* mergedRecords(runs: readonly SpillFile[], key: KeyFn): Generator<unknown> {
+function* mergedRecords(runs: readonly SpillFile[], key: KeyFn, blockDone: () => void): Generator<unknown> {
   const heap = new CursorHeap();
   const open: Cursor[] = [];
   try {
@@ -283,10 +296,15 @@ function* mergedRecords(runs: readonly SpillFile[], key: KeyFn): Generator<unkno
     while (heap.size > 0) {
       const cursor = heap.top;
       yield cursor.block[cursor.index];
-      if (++cursor.index < cursor.block.length || advanceBlock(cursor, key)) {
-        cursor.key = key(cursor.block[cursor.index]);
-        heap.update();
-      } else heap.pop();
+      if (++cursor.index < cursor.block.length) cursor.key = key(cursor.block[cursor.index]);
+      else {
+        blockDone();
+        if (!advanceBlock(cursor, key)) {
+          heap.pop();
+          continue;
+        }
+      }
+      heap.update();
     }
   } finally {
     for (const cursor of open) {
@@ -309,10 +327,6 @@ function advanceBlock(cursor: Cursor, key: KeyFn): boolean {
   }
 }
 
-/** Merges runs into a writer: a pass of a merge with more runs than MAX_MERGE_FAN_IN. */
-function mergeSync(runs: readonly SpillFile[], key: KeyFn, add: (record: unknown) => void): void {
-  for (const record of mergedRecords(runs, key)) add(record);
-}
 
 /** A binary min-heap of cursors by (head key, run). */
 class CursorHeap {

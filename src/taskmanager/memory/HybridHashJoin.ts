@@ -1,9 +1,10 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
+import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
 import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
-import { writerBlockBytes } from './SpillingAggregator.js';
+import { tableBudget, writerBlockBytes } from './SpillingAggregator.js';
 
 /**
  * What a build record costs beside its packed bytes: its object headers and its slot
@@ -43,6 +44,8 @@ export class HybridHashJoin {
   private readonly partitions: Partition[];
   private readonly packr = recordPackr();
   private used = 0;
+  /** The budget less the blocks of the build and probe writers of spilled partitions. */
+  private readonly tableBudget: number;
   /** Partitions written to disk at this level, and the deepest level of repartitioning used (for tests). */
   spilledPartitions = 0;
   deepest = 0;
@@ -53,6 +56,7 @@ export class HybridHashJoin {
     private readonly memory: ManagedMemory,
     private readonly depth = 0,
   ) {
+    this.tableBudget = tableBudget(budget, 2 * SPILL_PARTITIONS);
     this.partitions = Array.from({ length: SPILL_PARTITIONS }, () => ({ table: new Map(), bytes: 0, build: null, probe: null }));
   }
 
@@ -67,10 +71,10 @@ export class HybridHashJoin {
     const list = partition.table.get(key);
     if (list) list.push(record);
     else partition.table.set(key, [record]);
-    const cost = (this.packr.pack(record).length + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
+    const cost = (packedSize(record, this.packr) + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
     partition.bytes += cost;
     this.used += cost;
-    while (this.used > this.budget && this.spillLargest());
+    while (this.used > this.tableBudget && this.spillLargest());
   }
 
   /** Joins a record of the probe side with the build records in memory, or keeps it for its spilled partition. */
@@ -96,6 +100,7 @@ export class HybridHashJoin {
   /** Joins the spilled partitions, one at a time; their files are removed as they are read. */
   async finish(emit: RecordSink): Promise<void> {
     for (const partition of this.partitions) partition.table = null;
+    this.memory.released(this.used);
     this.used = 0;
     for (const partition of this.partitions) {
       if (partition.build === null) continue;
@@ -149,6 +154,7 @@ export class HybridHashJoin {
         await pause(this.memory.checkpoint);
       }
       table = new Map();
+      this.memory.released(bytes);
       bytes = 0;
     };
     for (const block of spilledRecords(build)) {
@@ -157,8 +163,8 @@ export class HybridHashJoin {
         const list = table.get(key);
         if (list) list.push(record);
         else table.set(key, [record]);
-        bytes += (this.packr.pack(record).length + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
-        if (bytes > this.budget) await joinBlock();
+        bytes += (packedSize(record, this.packr) + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
+        if (bytes > this.tableBudget) await joinBlock();
       }
     }
     if (table.size > 0) await joinBlock();
@@ -175,6 +181,7 @@ export class HybridHashJoin {
     for (const list of largest.table.values()) for (const record of list) writer.add(record);
     largest.table = null;
     largest.build = writer;
+    this.memory.released(largest.bytes);
     this.used -= largest.bytes;
     largest.bytes = 0;
     this.spilledPartitions++;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Packr } from 'msgpackr';
 import type { Operator } from '../../job/JobDefinition.js';
+import { collectGarbage } from './HeapCollector.js';
 import { SpillWriter } from './SpillFile.js';
 
 /** A TaskManager's managed memory when `--managed-memory` is not given; divided among its slots. */
@@ -23,6 +24,12 @@ export interface ManagedMemorySpec {
  */
 export const HEAP_OBJECT_FACTOR = 2;
 
+/**
+ * What an operator lets go of before the heap is collected: a quarter of its budget. Fewer
+ * collections would let V8 grow the heap past the budget; more would cost time for little.
+ */
+const COLLECT_FRACTION = 4;
+
 /** Operators that hold data until their input ends, and so take a share of managed memory. */
 export function holdsData(op: Operator): boolean {
   return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op;
@@ -41,6 +48,8 @@ export class ManagedMemory {
   /** Bytes written to spill files so far. */
   spilledBytes = 0;
   private canceled = false;
+  /** Bytes let go of since the heap was last collected. */
+  private releasedBytes = 0;
   /** Writers not closed yet: a task that fails leaves no descriptor in its thread, which runs the next task. */
   private readonly open = new Set<SpillWriter>();
 
@@ -87,6 +96,18 @@ export class ManagedMemory {
     if (!this.made) fs.mkdirSync(this.spillDir, { recursive: true });
     this.made = true;
     return path.join(this.spillDir, `${kind}-${String(this.files++).padStart(5, '0')}.spill`);
+  }
+
+  /**
+   * An operator let go of heap objects it counted as `bytes` of its budget (a table
+   * written to disk or emitted): once a quarter of an operator's budget was let go, the
+   * heap is collected, so that the operator's next table does not grow the heap past it.
+   */
+  released(bytes: number): void {
+    this.releasedBytes += bytes;
+    if (this.releasedBytes < this.operatorBudget / COLLECT_FRACTION) return;
+    this.releasedBytes = 0;
+    collectGarbage();
   }
 
   /** The task was canceled: operators stop at their next checkpoint. */

@@ -1,5 +1,6 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
+import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
 import { emitEach, pause, type RecordSink } from './RecordSink.js';
 import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
@@ -23,6 +24,8 @@ const TABLE_ENTRY_BYTES = 104;
 export class SpillingAggregator {
   private table = new Map<unknown, unknown>();
   private used = 0;
+  /** The budget less the blocks of the partition writers, which are held from the first spill on. */
+  private readonly tableBudget: number;
   private writers: SpillWriter[] | null = null;
   private readonly packr = recordPackr();
   /** Times the table was written out, and the deepest level of repartitioning used (for tests). */
@@ -35,7 +38,9 @@ export class SpillingAggregator {
     private readonly budget: number,
     private readonly memory: ManagedMemory,
     private readonly depth = 0,
-  ) {}
+  ) {
+    this.tableBudget = tableBudget(budget, SPILL_PARTITIONS);
+  }
 
   push(record: unknown): void {
     const k = this.key(record);
@@ -46,8 +51,8 @@ export class SpillingAggregator {
     }
     this.table.set(k, record);
     // A key is counted when it comes in; its folds keep about its size.
-    this.used += (this.packr.pack(record).length + TABLE_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
-    if (this.used > this.budget && this.depth < MAX_SPILL_DEPTH) this.spill();
+    this.used += (packedSize(record, this.packr) + TABLE_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
+    if (this.used > this.tableBudget && this.depth < MAX_SPILL_DEPTH) this.spill();
   }
 
   /** Emits one record per key, waiting where `emit` has to; spill files are removed as they are read. */
@@ -55,6 +60,8 @@ export class SpillingAggregator {
     if (this.writers === null) {
       await emitEach(this.table.values(), emit, this.memory.checkpoint);
       this.table.clear();
+      this.memory.released(this.used);
+      this.used = 0;
       return;
     }
     this.spill();
@@ -81,6 +88,7 @@ export class SpillingAggregator {
     const writers = this.writers;
     for (const [k, record] of this.table) writers[spillPartition(k, this.depth)].add(record);
     this.table = new Map();
+    this.memory.released(this.used);
     this.used = 0;
     this.spills++;
   }
@@ -89,5 +97,14 @@ export class SpillingAggregator {
 /** The block size of each of `writers` open spill writers: together they hold an eighth of the budget at most. */
 export function writerBlockBytes(budget: number, writers: number): number {
   return Math.max(4096, Math.min(1 << 20, Math.floor(budget / (8 * writers))));
+}
+
+/**
+ * What is left of a budget for a hash table beside the blocks of `writers` spill
+ * writers: seven eighths, or half where the blocks' floor of 4 KiB each would take more
+ * (budgets of a few KiB, in tests).
+ */
+export function tableBudget(budget: number, writers: number): number {
+  return Math.max(budget / 2, budget - writers * writerBlockBytes(budget, writers));
 }
 
