@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
+import type { CompressionCodec } from '../src/network/buffer/BufferCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { WordCountRecord } from '../src/job/builtins/WordCount.js';
 import type { TaskCounters } from '../src/job/TaskDeployment.js';
@@ -26,7 +27,7 @@ export interface SubmitBody {
   params: Record<string, unknown>;
   parallelism?: number;
   exchange?: Exchange;
-  compression?: boolean;
+  compression?: boolean | CompressionCodec;
   bufferTimeout?: number;
   /** The job's restart strategy (POST /jobs `restart`); the JobManager's default without it. */
   restart?: Record<string, unknown>;

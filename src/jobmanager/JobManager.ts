@@ -11,6 +11,7 @@ import type { JobDefinition } from '../job/JobDefinition.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/BufferCodec.js';
 import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
@@ -82,7 +83,7 @@ interface SubmitBody {
   params?: Record<string, unknown>;
   parallelism?: number;
   exchange?: string;
-  compression?: boolean;
+  compression?: boolean | string;
   bufferTimeout?: number;
   restart?: { strategy: RestartStrategyName } & Record<string, unknown>;
 }
@@ -96,7 +97,7 @@ const submitSchema = {
     params: { type: 'object' },
     parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
     exchange: { type: 'string', minLength: 1 },
-    compression: { type: 'boolean' },
+    compression: { type: ['boolean', 'string'] },
     bufferTimeout: { type: 'integer', minimum: -1 },
     restart: restartSchema,
   },
@@ -368,7 +369,9 @@ export class JobManager {
     }
     let definition: JobDefinition;
     let restart: RestartStrategy;
+    let compression: CompressionCodec | null;
     try {
+      compression = compressionCodec(body.compression);
       restart = body.restart ? restartStrategy(body.restart, this.options.restart ?? DEFAULT_RESTART) : (this.options.restart ?? DEFAULT_RESTART);
       definition = await this.define(ref, parallelism);
       checkExchanges(definition, body.exchange);
@@ -381,7 +384,7 @@ export class JobManager {
       ref,
       parallelism,
       exchange: partitionType(body.exchange ?? 'pipelined'),
-      compression: body.compression ?? false,
+      compression,
       bufferTimeout: body.bufferTimeout ?? DEFAULT_BUFFER_TIMEOUT,
       restart,
     });

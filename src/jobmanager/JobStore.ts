@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
+import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
 import type { JobException, JobState } from './Scheduler.js';
 import type { TaskRates } from './TaskRates.js';
 
@@ -30,7 +31,8 @@ export interface EdgeView {
   pipelined: boolean;
   reReadable: boolean;
   storage: string;
-  compression: boolean;
+  /** Its codec, or false: not compressed. */
+  compression: CompressionCodec | false;
   /** Records and bytes its producers wrote to it, and their rates (over the last second while they run, over their life once ended). */
   records: number;
   bytes: number;
@@ -54,7 +56,8 @@ export interface JobRecord {
   error?: string;
   parallelism: number;
   exchange: PartitionTypeName;
-  compression?: boolean;
+  /** The default codec of its edges, or false. */
+  compression?: CompressionCodec | false;
   submitted: number;
   started?: number;
   ended?: number;

@@ -3,6 +3,7 @@ import { callJson, HttpError } from '../job/Http.js';
 import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskState } from '../job/TaskDeployment.js';
 import { abortTextOutput, commitTextOutput } from '../job/TextSink.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
+import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
 import type { JobHistory } from './JobHistory.js';
@@ -23,8 +24,8 @@ export interface JobSubmission {
   parallelism: number;
   /** The default type of its edges. */
   exchange: PartitionType;
-  /** The default compression of its edges. */
-  compression: boolean;
+  /** The default codec of its edges, or null: none. */
+  compression: CompressionCodec | null;
   bufferTimeout: number;
   restart: RestartStrategy;
 }
