@@ -39,6 +39,13 @@ export default (params) => {
 };
 `;
 
+interface TaskTimes {
+  stage: string;
+  subtask: number;
+  started?: number;
+  ended?: number;
+}
+
 interface EdgeView {
   from: string;
   to: string;
@@ -106,9 +113,15 @@ describe('partition types chosen per edge, across 2 TaskManagers', () => {
     const id = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4, exchange, compression: asked });
     await expectFinished(url, id);
     expectCounts(await result<[string, number]>(url, id), reference);
-    const { edges, compression } = await callJson<{ edges: EdgeView[]; compression: string | false }>('GET', `${url}/jobs/${id}`);
-    expect(compression).toBe(codec);
-    expect(edges.every((e) => e.type === exchange && e.compression === codec)).toBe(true);
+    const job = await callJson<{ edges: EdgeView[]; compression: string | false; started: number; ended: number; tasks: TaskTimes[] }>('GET', `${url}/jobs/${id}`);
+    expect(job.compression).toBe(codec);
+    expect(job.edges.every((e) => e.type === exchange && e.compression === codec)).toBe(true);
+    // Each task's own start and end (its TaskManager's clock: this machine's) lie within the job's.
+    for (const task of job.tasks) {
+      const times = [job.started, task.started, task.ended, job.ended];
+      expect(times.every((t) => typeof t === 'number')).toBe(true);
+      expect(times, `${task.stage} ${task.subtask}`).toEqual([...times].sort((a, b) => a! - b!));
+    }
   }, 120_000);
 
   test('compression asked of a pipelined edge is off, as in Flink', async () => {

@@ -60,6 +60,16 @@ export interface TaskDeploymentDescriptor {
 
 export type TaskState = 'DEPLOYING' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
 
+/** A task's state as its TaskManager reports it to the JobManager. */
+export interface TaskStateReport {
+  state: TaskState;
+  attempt: number;
+  error?: string;
+  counters?: TaskCounters;
+  /** When the task reached this state, by its TaskManager's clock (epoch ms); the JobManager's time of receipt without it. */
+  at?: number;
+}
+
 export interface TaskCounters {
   recordsIn: number;
   bytesIn: number;

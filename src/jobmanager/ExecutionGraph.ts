@@ -20,6 +20,9 @@ export interface ExecutionVertex {
   attempt: number;
   state: TaskState | 'CREATED';
   error?: string;
+  /** When this attempt's RUNNING and final reports reached the JobManager (epoch ms), as Flink's subtask start-time and end-time. */
+  started?: number;
+  ended?: number;
   counters: TaskCounters;
   /** The last report of a running task, its rates since the one before, and where its buffers are now. */
   sample?: CounterSample;

@@ -8,7 +8,7 @@ import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
 import { callJson } from '../job/Http.js';
 import { JobLoader } from '../job/JobLoader.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
-import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
+import type { JobReference, PartitionLocation, TaskCounters, TaskStateReport } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
 import { type CompressionCodec, compressionCodec } from '../network/buffer/BufferCodec.js';
@@ -333,11 +333,10 @@ export class JobManager {
       for (const { taskId, counters, buffers } of request.body.tasks) this.scheduler.updateCounters(taskId, counters, buffers);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: { state: TaskState; attempt: number; error?: string; counters?: TaskCounters } }>(
+    http.post<{ Params: { taskId: string }; Body: TaskStateReport }>(
       '/internal/tasks/:taskId/state',
       async (request) => {
-        const { state, attempt, error, counters } = request.body;
-        this.scheduler.taskStateChanged(request.params.taskId, attempt, state, error, counters);
+        this.scheduler.taskStateChanged(request.params.taskId, request.body);
         return {};
       },
     );

@@ -15,6 +15,9 @@ export interface TaskView {
   attempt: number;
   state: string;
   error?: string;
+  /** When its RUNNING and final reports reached the JobManager (epoch ms). */
+  started?: number;
+  ended?: number;
   counters: TaskCounters;
   /** Rates over the last report interval while it runs, over its life once it ended. */
   rates?: TaskRates;

@@ -44,6 +44,8 @@ export function snapshot(job: Job): JobRecord {
       attempt: v.attempt,
       state: v.state,
       error: v.error,
+      started: v.started,
+      ended: v.ended,
       counters: v.counters,
       rates: v.rates,
     })),

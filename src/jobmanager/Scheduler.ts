@@ -1,6 +1,6 @@
 import type { JobDefinition } from '../job/JobDefinition.js';
 import { callJson, HttpError } from '../job/Http.js';
-import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskState } from '../job/TaskDeployment.js';
+import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskStateReport } from '../job/TaskDeployment.js';
 import { abortTextOutput, commitTextOutput } from '../job/TextSink.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
 import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
@@ -146,7 +146,8 @@ export class Scheduler {
     this.end(job, 'CANCELED');
   }
 
-  taskStateChanged(taskId: string, attempt: number, state: TaskState, error: string | undefined, counters: TaskCounters | undefined): void {
+  taskStateChanged(taskId: string, report: TaskStateReport): void {
+    const { attempt, state, error, counters, at = Date.now() } = report;
     const job = this.jobOfTask(taskId);
     const vertex = job?.graph?.vertices.get(taskId);
     // A report of an earlier attempt: that attempt was restarted and no longer counts.
@@ -158,7 +159,8 @@ export class Scheduler {
     if (isTerminal(state)) {
       vertex.rates = ratesBetween(null, { at: Date.now(), counters: vertex.counters }, job.started ?? job.submitted);
       vertex.buffers = undefined;
-    }
+      vertex.ended = at;
+    } else if (state === 'RUNNING') vertex.started = at;
     vertex.state = state;
     if (error) vertex.error = error;
     if (isTerminal(job.state)) return;
@@ -329,6 +331,8 @@ export class Scheduler {
       vertex.attempt++;
       vertex.state = 'CREATED';
       vertex.error = undefined;
+      vertex.started = undefined;
+      vertex.ended = undefined;
       graph.trackPartitionsOf(vertex, this.tracker);
     }
   }
@@ -380,7 +384,7 @@ export class Scheduler {
       const message = `could not deploy task ${vertex.taskId} to ${tm.id}: ${e.message}`;
       if (!(e instanceof HttpError)) this.registry.suspect(tm.id, message);
       // A TaskManager that answered, or that turns out alive, fails only this attempt.
-      else if (vertex.attempt === attempt) this.taskStateChanged(vertex.taskId, attempt, 'FAILED', message, undefined);
+      else if (vertex.attempt === attempt) this.taskStateChanged(vertex.taskId, { attempt, state: 'FAILED', error: message });
     });
   }
 
