@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
-import type { CompressionCodec } from '../src/network/buffer/BufferCodec.js';
+import type { CompressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { WordCountRecord } from '../src/job/builtins/WordCount.js';
 import type { TaskCounters } from '../src/job/TaskDeployment.js';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
-import { COMPRESSION_CODECS, type CompressionCodec } from '../src/network/buffer/BufferCodec.js';
+import { COMPRESSION_CODECS, type CompressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { DiskWriteResult } from './baselines.js';
 import { type BenchCluster, type Exchange, type JobStatus, runSpill, type SpillRun, TASK_MANAGERS, withCluster } from './cluster.js';

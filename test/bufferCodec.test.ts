@@ -6,7 +6,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
-import { COMPRESSION_CODECS, compressInPlace, compressionCodec, decompress } from '../src/network/buffer/BufferCodec.js';
+import { compressInPlace, decompress } from '../src/network/buffer/BufferCodec.js';
+import { COMPRESSION_CODECS, compressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import { NetworkBuffer, type BufferRecycler } from '../src/network/buffer/NetworkBuffer.js';
 
 const CAPACITY = 32 * 1024;

@@ -7,7 +7,7 @@
  * and read again where the type promises it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { COMPRESSION_CODECS } from '../src/network/buffer/BufferCodec.js';
+import { COMPRESSION_CODECS } from '../src/network/buffer/CompressionCodec.js';
 import type { InputGate } from '../src/network/consumer/InputGate.js';
 import type { PartitionType } from '../src/network/partition/PartitionType.js';
 import { partitionType, registerPartitionType } from '../src/network/partition/PartitionTypes.js';

@@ -5,7 +5,7 @@
  * feeds later stages.
  */
 
-import { type CompressionCodec, compressionCodec } from '../network/buffer/BufferCodec.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 
 export type Key = unknown;
 export type KeyFn = (record: unknown) => Key;

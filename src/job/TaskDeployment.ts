@@ -1,4 +1,4 @@
-import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
 
 /** A partition type by the name it is registered under. */
 export type PartitionTypeName = string;

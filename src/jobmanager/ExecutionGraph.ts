@@ -1,7 +1,7 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
 import { emptyCounters, type JobReference, type TaskCounters, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
-import { type CompressionCodec, compressionCodec } from '../network/buffer/BufferCodec.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 import { partitionType } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';

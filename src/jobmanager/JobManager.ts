@@ -11,7 +11,7 @@ import type { JobDefinition } from '../job/JobDefinition.js';
 import type { JobReference, PartitionLocation, TaskCounters, TaskStateReport } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
-import { type CompressionCodec, compressionCodec } from '../network/buffer/BufferCodec.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
@@ -97,7 +97,8 @@ const submitSchema = {
     params: { type: 'object' },
     parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
     exchange: { type: 'string', minLength: 1 },
-    compression: { type: ['boolean', 'string'] },
+    // true, false or a codec's name: checked by compressionCodec(), whose message names the codecs.
+    compression: {},
     bufferTimeout: { type: 'integer', minimum: -1 },
     restart: restartSchema,
   },

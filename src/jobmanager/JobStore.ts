@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
-import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
 import type { JobException, JobState } from './Scheduler.js';
 import type { TaskRates } from './TaskRates.js';
 

@@ -3,7 +3,7 @@ import { callJson, HttpError } from '../job/Http.js';
 import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskStateReport } from '../job/TaskDeployment.js';
 import { abortTextOutput, commitTextOutput } from '../job/TextSink.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
-import type { CompressionCodec } from '../network/buffer/BufferCodec.js';
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
 import type { JobHistory } from './JobHistory.js';

@@ -1,4 +1,4 @@
-import type { CompressionCodec } from './buffer/BufferCodec.js';
+import type { CompressionCodec } from './buffer/CompressionCodec.js';
 import { BufferPool } from './buffer/BufferPool.js';
 import { NetworkBufferPool } from './buffer/NetworkBufferPool.js';
 import { InputGate } from './consumer/InputGate.js';

@@ -1,4 +1,4 @@
-import type { CompressionCodec } from '../../network/buffer/BufferCodec.js';
+import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
 import { InvalidJobError, type JobDefinition, type Operator, type Partitioning, type Sink, type Source, type StageDefinition, type StageInput } from '../JobDefinition.js';
 
 /** A partition type by name: the built-in ones, or one a TaskManager loaded as a plug-in. */

@@ -1,5 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { compressSync, uncompressSync } from 'snappy';
+import { COMPRESSION_CODECS, type CompressionCodec } from './CompressionCodec.js';
 import { NetworkBuffer, UNPOOLED } from './NetworkBuffer.js';
 
 /**
@@ -15,10 +16,6 @@ import { NetworkBuffer, UNPOOLED } from './NetworkBuffer.js';
  *   has no zstd). Slower both ways, but letters cost about 5 bits instead of 8.
  * The block's first byte names its codec, so a reader needs no setting to read it.
  */
-export const COMPRESSION_CODECS = ['snappy', 'brotli'] as const;
-export type CompressionCodec = (typeof COMPRESSION_CODECS)[number];
-/** What `compression: true` means. */
-export const DEFAULT_CODEC: CompressionCodec = 'snappy';
 
 interface Codec {
   compress(bytes: Buffer): Buffer;
@@ -49,14 +46,6 @@ const CODECS: Record<CompressionCodec, Codec> = {
 
 /** The codec a compressed block names in its first byte: its index in COMPRESSION_CODECS. */
 const CODEC_BYTES = 1;
-
-/** The codec of a `compression` setting (`true` for the default), or null for none; anything else is an error. */
-export function compressionCodec(setting: unknown): CompressionCodec | null {
-  if (setting === undefined || setting === false || setting === null) return null;
-  if (setting === true) return DEFAULT_CODEC;
-  if (typeof setting === 'string' && (COMPRESSION_CODECS as readonly string[]).includes(setting)) return setting as CompressionCodec;
-  throw new Error(`compression must be true, false or a codec (${COMPRESSION_CODECS.join(', ')}), not ${JSON.stringify(setting)}`);
-}
 
 /** Compresses a data buffer's bytes in place with `codec` when that makes them smaller, and flags it. */
 export function compressInPlace(buffer: NetworkBuffer, codec: CompressionCodec): void {

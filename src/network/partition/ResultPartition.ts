@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CompressionCodec, compressInPlace } from '../buffer/BufferCodec.js';
+import { compressInPlace } from '../buffer/BufferCodec.js';
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import type { PartitionConfig, PartitionStorage, PartitionType } from './PartitionType.js';

@@ -1,4 +1,4 @@
-import type { CompressionCodec } from '../buffer/BufferCodec.js';
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import { NetworkBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
 import { SegmentArena, type SharedSegments } from '../buffer/NetworkBufferPool.js';
 import { InputGate } from '../consumer/InputGate.js';

@@ -1,4 +1,5 @@
-import { type CompressionCodec, compressInPlace } from '../buffer/BufferCodec.js';
+import { compressInPlace } from '../buffer/BufferCodec.js';
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
 import { encodeString, Op, type HandoverPort } from './Handover.js';
