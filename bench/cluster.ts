@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
+import type { CompressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { WordCountRecord } from '../src/job/builtins/WordCount.js';
 import type { TaskCounters } from '../src/job/TaskDeployment.js';
@@ -26,7 +27,7 @@ export interface SubmitBody {
   params: Record<string, unknown>;
   parallelism?: number;
   exchange?: Exchange;
-  compression?: boolean;
+  compression?: boolean | CompressionCodec;
   bufferTimeout?: number;
   /** The job's restart strategy (POST /jobs `restart`); the JobManager's default without it. */
   restart?: Record<string, unknown>;
@@ -40,7 +41,8 @@ export interface JobStatus {
   started?: number;
   ended?: number;
   counters: TaskCounters;
-  tasks: { id: string; stage: string; subtask: number; taskManager: string; state: string; counters: TaskCounters }[];
+  /** `started` and `ended`: when the task's RUNNING and final reports reached the JobManager. */
+  tasks: { id: string; stage: string; subtask: number; taskManager: string; state: string; started?: number; ended?: number; counters: TaskCounters }[];
 }
 
 export interface TaskManagerMemory {
@@ -204,10 +206,10 @@ export async function runSynthetic(
   cluster: BenchCluster,
   records: number,
   exchange: Exchange,
-  options: { bufferTimeout?: number; onPoll?: (status: JobStatus) => void; pollMs?: number } = {},
+  options: { bufferTimeout?: number } = {},
 ): Promise<{ run: SyntheticRun; status: JobStatus }> {
   const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout: options.bufferTimeout };
-  const status = await cluster.run(body, options.onPoll, options.pollMs);
+  const status = await cluster.run(body);
   const summaries = await cluster.result<SyntheticSummary>(status.id);
   const counted = summaries.reduce((sum, [n]) => sum + n, 0);
   const keys = summaries.reduce((sum, [, k]) => sum + k, 0);
@@ -273,10 +275,10 @@ function compareCounts(counts: readonly WordCountRecord[], expected: ReadonlyMap
 export interface SpillRun extends SyntheticRun {
   /** Serialized bytes the producers wrote into their spillable partitions. */
   bytesWritten: number;
-  /** Producer phase: from the job's start until every producer finished, its partitions on disk. */
+  /** Producer phase: from the first producer's start until every producer finished, its partitions on disk. */
   writeSeconds: number;
   writeMbPerSec: number;
-  /** Consumer phase: from then until the job ended, every spilled byte read back and shuffled. */
+  /** Consumer phase: from then until the last consumer ended, every spilled byte read back and shuffled. */
   readSeconds: number;
   readMbPerSec: number;
 }
@@ -285,23 +287,20 @@ export interface SpillRun extends SyntheticRun {
 const PRODUCER_STAGE = 'generate';
 
 /**
- * A blocking synthetic run split into its two phases, observed by polling: producers
- * (generate, serialize, spill) and consumers (read back, send, count). Each rate
- * includes that phase's CPU work, so it is a lower bound of the raw disk rates.
+ * A blocking synthetic run split into its two phases by its tasks' own start and end
+ * (as GET /jobs/:id shows them): producers (generate, serialize, spill), from the first
+ * producer's start to the last one's end, and consumers (read back, send, count), from
+ * then to the last consumer's end. Each rate includes that phase's CPU work, so it is a
+ * lower bound of the raw disk rates.
  */
 export async function runSpill(cluster: BenchCluster, records: number, exchange: Exchange = 'blocking'): Promise<SpillRun> {
-  let producersDone = 0;
-  const onPoll = (status: JobStatus): void => {
-    const producers = status.tasks.filter((t) => t.stage === PRODUCER_STAGE);
-    if (producersDone === 0 && producers.length > 0 && producers.every((t) => t.state === 'FINISHED')) producersDone = Date.now();
-  };
-  const { run, status } = await runSynthetic(cluster, records, exchange, { onPoll, pollMs: 20 });
-  const started = status.started ?? 0;
-  const ended = status.ended ?? 0;
-  if (producersDone === 0 || producersDone > ended) producersDone = ended;
-  const bytesWritten = status.tasks.filter((t) => t.stage === PRODUCER_STAGE).reduce((sum, t) => sum + t.counters.bytesOut, 0);
-  const writeSeconds = Math.max(0.001, (producersDone - started) / 1000);
-  const readSeconds = Math.max(0.001, (ended - producersDone) / 1000);
+  const { run, status } = await runSynthetic(cluster, records, exchange);
+  const producers = status.tasks.filter((t) => t.stage === PRODUCER_STAGE);
+  const consumers = status.tasks.filter((t) => t.stage !== PRODUCER_STAGE);
+  const producersDone = latest(producers, 'ended');
+  const bytesWritten = producers.reduce((sum, t) => sum + t.counters.bytesOut, 0);
+  const writeSeconds = Math.max(0.001, (producersDone - earliest(producers, 'started')) / 1000);
+  const readSeconds = Math.max(0.001, (latest(consumers, 'ended') - producersDone) / 1000);
   return {
     ...run,
     bytesWritten,
@@ -310,4 +309,14 @@ export async function runSpill(cluster: BenchCluster, records: number, exchange:
     readSeconds,
     readMbPerSec: bytesWritten / readSeconds / 1e6,
   };
+}
+
+type TaskTimes = Pick<JobStatus['tasks'][number], 'started' | 'ended'>;
+
+function earliest(tasks: TaskTimes[], time: keyof TaskTimes): number {
+  return Math.min(...tasks.map((t) => t[time] ?? Number.NaN));
+}
+
+function latest(tasks: TaskTimes[], time: keyof TaskTimes): number {
+  return Math.max(...tasks.map((t) => t[time] ?? Number.NaN));
 }

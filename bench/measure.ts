@@ -18,7 +18,7 @@ export interface Measured<T> {
   runs: T[];
 }
 
-function measured<T>(runs: T[], key: (result: T) => number): Measured<T> {
+export function measured<T>(runs: T[], key: (result: T) => number): Measured<T> {
   const middle = median(runs.map(key));
   return { median: runs.find((r) => key(r) === middle)!, runs };
 }

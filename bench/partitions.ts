@@ -9,10 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
+import { COMPRESSION_CODECS, type CompressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { DiskWriteResult } from './baselines.js';
 import { type BenchCluster, type Exchange, type JobStatus, runSpill, type SpillRun, TASK_MANAGERS, withCluster } from './cluster.js';
-import { alternateRuns, formatCount, type Measured } from './measure.js';
+import { alternateRuns, formatCount, type Measured, measured } from './measure.js';
 
 export interface PartitionSizes {
   /** Runs of each figure and its baseline. */
@@ -57,7 +58,8 @@ export interface SlowConsumerRun {
 }
 
 export interface CompressionRun {
-  compression: boolean;
+  /** Its codec, or null: plain. */
+  codec: CompressionCodec | null;
   records: number;
   seconds: number;
   recordsPerSec: number;
@@ -69,7 +71,8 @@ export interface PartitionFigures {
   fanOut?: [blocking: Measured<FanOutRun>, sortMerge: Measured<FanOutRun>];
   sortMergeSpill?: Measured<SpillRun> & { networkMemory: number };
   slowConsumer?: [pipelined: Measured<SlowConsumerRun>, hybrid: Measured<SlowConsumerRun>];
-  compression?: [plain: Measured<CompressionRun>, compressed: Measured<CompressionRun>];
+  /** Plain, then each codec of COMPRESSION_CODECS, in that order. */
+  compression?: Measured<CompressionRun>[];
 }
 
 type Attempt = (part: string, measure: () => Promise<void>) => Promise<void>;
@@ -129,12 +132,13 @@ async function measureCompression(cluster: BenchCluster, sizes: PartitionSizes, 
     const files = writeCorpus(corpus, 4, Math.ceil(sizes.corpusBytes / 4), 3, zipfCorpusText);
     const words = files.reduce((sum, file) => sum + (fs.readFileSync(file, 'utf8').match(/\S+/g)?.length ?? 0), 0);
     const job = await cluster.upload(WORDS_JOB);
-    await runCompression(cluster, job, corpus, words, true);
-    figures.compression = await alternateRuns(
-      sizes.repeats,
-      { measure: () => runCompression(cluster, job, corpus, words, false), key: (r) => r.recordsPerSec },
-      { measure: () => runCompression(cluster, job, corpus, words, true), key: (r) => r.recordsPerSec },
-    );
+    const kinds = [null, ...COMPRESSION_CODECS];
+    for (const codec of COMPRESSION_CODECS) await runCompression(cluster, job, corpus, words, codec);
+    const runs = kinds.map((): CompressionRun[] => []);
+    for (let i = 0; i < sizes.repeats; i++) {
+      for (const [k, codec] of kinds.entries()) runs[k].push(await runCompression(cluster, job, corpus, words, codec));
+    }
+    figures.compression = runs.map((list) => measured(list, (r) => r.recordsPerSec));
   } finally {
     fs.rmSync(corpus, { recursive: true, force: true });
   }
@@ -240,13 +244,13 @@ export default (params) => ({
 });
 `;
 
-async function runCompression(cluster: BenchCluster, job: string, input: string, records: number, compression: boolean): Promise<CompressionRun> {
+async function runCompression(cluster: BenchCluster, job: string, input: string, records: number, codec: CompressionCodec | null): Promise<CompressionRun> {
   const before = await cluster.bytesWrittenToDisk();
-  const status = await cluster.run({ module: job, params: { input }, compression });
+  const status = await cluster.run({ module: job, params: { input }, compression: codec ?? false });
   const bytesOnDisk = (await cluster.bytesWrittenToDisk()) - before;
   const counts = await cluster.result<number>(status.id);
   const seconds = status.durationMs / 1000;
-  return { compression, records, seconds, recordsPerSec: records / seconds, bytesOnDisk, exact: counts.reduce((a, b) => a + b, 0) === records };
+  return { codec, records, seconds, recordsPerSec: records / seconds, bytesOnDisk, exact: counts.reduce((a, b) => a + b, 0) === records };
 }
 
 /** A row of the suite's table. */
@@ -309,24 +313,40 @@ export function partitionRows(figures: PartitionFigures, diskWrite: Measured<Dis
     target: '>= 2x sooner, spills, exact',
     result: target('hybrid producers finish >= 2x sooner than pipelined with a slow consumer, spill, exact', hybridRatio, hybridRatio !== null && hybridRatio >= 2 && spilled && hybrid!.runs.every((r) => r.exact)),
   });
-  const [plain, compressed] = figures.compression ?? [];
+  const [plain, ...codecs] = figures.compression ?? [];
+  for (const [i, codec] of COMPRESSION_CODECS.entries()) rows.push(...compressionRows(codec, plain, codecs[i], target));
+  return rows;
+}
+
+/**
+ * The codec issue 12's compression targets are checked with: these records' words are
+ * random letters, so a codec without entropy coding (Snappy, LZ4) finds only repeated
+ * words and makes 1.6-1.9x of them; Brotli's Huffman-coded literals also pay about 5 bits
+ * a letter instead of 8. Snappy's rows stand beside it, without a target.
+ */
+const TARGET_CODEC: CompressionCodec = 'brotli';
+
+/** Bytes on disk and throughput of one codec against plain, in the same run. */
+function compressionRows(codec: CompressionCodec, plain: Measured<CompressionRun> | undefined, compressed: Measured<CompressionRun> | undefined, target: Target): PartitionRow[] {
   const smaller = plain && compressed ? plain.median.bytesOnDisk / compressed.median.bytesOnDisk : null;
   const speed = plain && compressed ? compressed.median.recordsPerSec / plain.median.recordsPerSec : null;
-  rows.push({
-    figure: `compression, [word, 1] of Zipf text over sort-merge, ${plain ? formatCount(plain.median.records) : '?'} records: bytes on disk`,
-    measured: compressed ? `${(compressed.median.bytesOnDisk / 1e6).toFixed(1)} MB, ${exactness(compressed.runs)}` : 'error',
-    baseline: plain ? `plain ${(plain.median.bytesOnDisk / 1e6).toFixed(1)} MB` : 'error',
-    ratio: smaller === null ? '' : `${x(smaller)} smaller`,
-    target: '>= 2x smaller',
-    result: target('compression writes >= 2x fewer bytes', smaller, smaller !== null && smaller >= 2 && compressed!.runs.every((r) => r.exact)),
-  });
-  rows.push({
-    figure: 'compression: throughput',
-    measured: compressed ? recs(compressed.median.recordsPerSec) : 'error',
-    baseline: plain ? `plain ${recs(plain.median.recordsPerSec)}` : 'error',
-    ratio: speed === null ? '' : x(speed),
-    target: '>= 0.8x',
-    result: target('compressed throughput >= 0.8x plain', speed, speed !== null && speed >= 0.8),
-  });
-  return rows;
+  const checked = codec === TARGET_CODEC;
+  return [
+    {
+      figure: `compression (${codec}), [word, 1] of Zipf text over sort-merge, ${plain ? formatCount(plain.median.records) : '?'} records: bytes on disk`,
+      measured: compressed ? `${(compressed.median.bytesOnDisk / 1e6).toFixed(1)} MB, ${exactness(compressed.runs)}` : 'error',
+      baseline: plain ? `plain ${(plain.median.bytesOnDisk / 1e6).toFixed(1)} MB` : 'error',
+      ratio: smaller === null ? '' : `${x(smaller)} smaller`,
+      target: checked ? '>= 2x smaller, exact' : '',
+      result: checked ? target(`compression (${codec}) writes >= 2x fewer bytes`, smaller, smaller !== null && smaller >= 2 && compressed!.runs.every((r) => r.exact)) : undefined,
+    },
+    {
+      figure: `compression (${codec}): throughput`,
+      measured: compressed ? recs(compressed.median.recordsPerSec) : 'error',
+      baseline: plain ? `plain ${recs(plain.median.recordsPerSec)}` : 'error',
+      ratio: speed === null ? '' : x(speed),
+      target: checked ? '>= 0.8x' : '',
+      result: checked ? target(`compressed (${codec}) throughput >= 0.8x plain`, speed, speed !== null && speed >= 0.8) : undefined,
+    },
+  ];
 }

@@ -30,7 +30,7 @@ const port = parentPort!;
 const { role, shared, benchCase, rings } = workerData as TransportThreadData;
 const n = benchCase.channels;
 const link = HandoverLink.task(rings);
-const end = new TaskEnd(link.port(port), shared, role === 'produce' ? [{ id: PARTITION_ID, numSubpartitions: n, compression: false }] : []);
+const end = new TaskEnd(link.port(port), shared, role === 'produce' ? [{ id: PARTITION_ID, numSubpartitions: n, compression: null }] : []);
 link.handler = (entries) => end.handle(entries);
 port.on('message', (message: unknown) => {
   link.drain();

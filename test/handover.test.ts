@@ -39,7 +39,7 @@ function join(env: ShuffleEnvironment, outputs: { id: string; type: PartitionTyp
   links.push(networkLink, taskLink);
   const partitions = outputs.map((o) => env.createPartition(o.id, o.type, o.subpartitions));
   const finished: number[] = [];
-  const taskEnd = new TaskEnd(taskLink.port(NO_CONTROL), env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions, compression: false })));
+  const taskEnd = new TaskEnd(taskLink.port(NO_CONTROL), env.buffers.arena.shared, outputs.map((o) => ({ id: o.id, numSubpartitions: o.subpartitions, compression: null })));
   const network: NetworkEnd = new NetworkEnd(env, networkLink.port(NO_CONTROL), partitions, inputs, 'task', {
     inputRequested: (g) => attach(network, g),
     partitionFinished: (p) => finished.push(p),

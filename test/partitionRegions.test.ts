@@ -27,7 +27,7 @@ function stage(name: string, from?: string, exchange?: string): StageDefinition 
 }
 
 function graph(definition: JobDefinition, exchange = 'pipelined'): ExecutionGraph {
-  return new ExecutionGraph('job-1', definition, 2, partitionType(exchange), false, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+  return new ExecutionGraph('job-1', definition, 2, partitionType(exchange), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
 }
 
 /** a -pipelined-> b -hybrid-> c -sort-merge-> d -pipelined-> e */
@@ -96,11 +96,17 @@ describe('regions and deployment order from partition types', () => {
       name: 'compressed',
       stages: [stage('a'), stage('b', 'a', 'sort-merge'), { ...stage('c', 'b'), sink: { collect: true } }],
     };
-    definition.stages[1].inputs![0].compression = true;
-    const g = new ExecutionGraph('job-2', definition, 2, partitionType('pipelined'), true, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+    definition.stages[1].inputs![0].compression = 'brotli';
+    const g = new ExecutionGraph('job-2', definition, 2, partitionType('pipelined'), 'snappy', { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
     expect(g.edges.map((e) => [e.type.name, e.compression])).toEqual([
-      ['sort-merge', true],
-      ['pipelined', false],
+      ['sort-merge', 'brotli'],
+      ['pipelined', null],
+    ]);
+    definition.stages[1].inputs![0].compression = true;
+    const byDefault = new ExecutionGraph('job-3', definition, 2, partitionType('blocking'), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+    expect(byDefault.edges.map((e) => [e.type.name, e.compression])).toEqual([
+      ['sort-merge', 'snappy'],
+      ['blocking', null],
     ]);
   });
 });

@@ -39,13 +39,20 @@ export default (params) => {
 };
 `;
 
+interface TaskTimes {
+  stage: string;
+  subtask: number;
+  started?: number;
+  ended?: number;
+}
+
 interface EdgeView {
   from: string;
   to: string;
   type: string;
   pipelined: boolean;
   reReadable: boolean;
-  compression: boolean;
+  compression: string | false;
 }
 
 let cluster: LocalCluster;
@@ -91,20 +98,30 @@ describe('partition types chosen per edge, across 2 TaskManagers', () => {
     expect(totals).toEqual(new Map(Array.from({ length: 10 }, (_, k) => [k, records / 10])));
     const { edges } = await callJson<{ edges: EdgeView[] }>('GET', `${url}/jobs/${id}`);
     expect(edges.map(({ from, to, type, pipelined, reReadable, compression }) => ({ from, to, type, pipelined, reReadable, compression }))).toEqual([
-      { from: 'numbers', to: 'count', type: 'sort-merge', pipelined: false, reReadable: true, compression: true },
+      { from: 'numbers', to: 'count', type: 'sort-merge', pipelined: false, reReadable: true, compression: 'snappy' },
       { from: 'count', to: 'fold', type: 'hybrid', pipelined: true, reReadable: true, compression: false },
       { from: 'fold', to: 'total', type: 'in-memory', pipelined: false, reReadable: true, compression: false },
     ]);
     await expectTaskManagersIdle(url);
   }, 120_000);
 
-  test.each(['sort-merge', 'hybrid'])('wordcount with the job default %s and compression: equals a reference count', async (exchange) => {
-    const id = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4, exchange, compression: true });
+  test.each([
+    ['sort-merge', true, 'snappy'],
+    ['hybrid', 'brotli', 'brotli'],
+    ['blocking', 'brotli', 'brotli'],
+  ] as const)('wordcount with the job default %s and compression %s: equals a reference count', async (exchange, asked, codec) => {
+    const id = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4, exchange, compression: asked });
     await expectFinished(url, id);
     expectCounts(await result<[string, number]>(url, id), reference);
-    const { edges, compression } = await callJson<{ edges: EdgeView[]; compression: boolean }>('GET', `${url}/jobs/${id}`);
-    expect(compression).toBe(true);
-    expect(edges.every((e) => e.type === exchange && e.compression)).toBe(true);
+    const job = await callJson<{ edges: EdgeView[]; compression: string | false; started: number; ended: number; tasks: TaskTimes[] }>('GET', `${url}/jobs/${id}`);
+    expect(job.compression).toBe(codec);
+    expect(job.edges.every((e) => e.type === exchange && e.compression === codec)).toBe(true);
+    // Each task's own start and end (its TaskManager's clock: this machine's) lie within the job's.
+    for (const task of job.tasks) {
+      const times = [job.started, task.started, task.ended, job.ended];
+      expect(times.every((t) => typeof t === 'number')).toBe(true);
+      expect(times, `${task.stage} ${task.subtask}`).toEqual([...times].sort((a, b) => a! - b!));
+    }
   }, 120_000);
 
   test('compression asked of a pipelined edge is off, as in Flink', async () => {
@@ -124,5 +141,9 @@ describe('partition types chosen per edge, across 2 TaskManagers', () => {
     expect(input.message).toMatch(/stage "fold": the input from "count": unknown partition type "hybird"/);
     const flag = await failure(submitJob(url, { job: 'wordcount', params: { input: work }, compression: 'yes' }));
     expect(flag.status).toBe(400);
+    expect(flag.message).toMatch(/compression must be true, false or a codec \(snappy, brotli\), not "yes"/);
+    const onEdge = await failure(submitJob(url, { module: await upload(CHAIN_JOB.replace('compression: true', "compression: 'lz5'")), params: { records: 10 } }));
+    expect(onEdge.status).toBe(400);
+    expect(onEdge.message).toMatch(/stage "count": its input from "numbers": compression must be true, false or a codec \(snappy, brotli\), not "lz5"/);
   }, 60_000);
 });

@@ -7,6 +7,7 @@
  * and read again where the type promises it.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { COMPRESSION_CODECS } from '../src/network/buffer/CompressionCodec.js';
 import type { InputGate } from '../src/network/consumer/InputGate.js';
 import type { PartitionType } from '../src/network/partition/PartitionType.js';
 import { partitionType, registerPartitionType } from '../src/network/partition/PartitionTypes.js';
@@ -127,7 +128,7 @@ async function runSeed(type: PartitionType, seed: number): Promise<void> {
     const producers = 1 + Math.floor(rng() * 3);
     const consumers = 2 + Math.floor(rng() * 3);
     const kind = SELECTORS[Math.floor(rng() * SELECTORS.length)];
-    const compression = rng() < 0.5;
+    const compression = [null, ...COMPRESSION_CODECS][Math.floor(rng() * (COMPRESSION_CODECS.length + 1))];
     const timeout = rng() < 0.5 ? -1 : 5;
     const rows: Row[][] = Array.from({ length: producers }, (_, p) =>
       Array.from({ length: 200 + Math.floor(rng() * 2000) }, (_, i) => {

@@ -10,8 +10,8 @@ export interface SubmitOptions {
   params: string[];
   parallelism?: number;
   exchange?: string;
-  /** Compress the buffers of the job's edges (where their type allows it). */
-  compression?: boolean;
+  /** Compress the buffers of the job's edges (where their type allows it): true for the default codec, or a codec's name. */
+  compression?: boolean | string;
   wait: boolean;
   /** Type-check a TypeScript job before uploading it, and refuse it on a type error. */
   typecheck?: boolean;
@@ -37,7 +37,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
-  if (options.compression) body.compression = true;
+  if (options.compression) body.compression = options.compression;
   if (options.restart !== undefined) body.restart = options.restart;
   if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
     const source = await moduleSource(options.target, options.typecheck ?? false);

@@ -25,7 +25,7 @@ const USAGE = `usage:
                  [--metrics-retention MS]
   every command: [--log-level fatal|error|warn|info|debug|trace|silent] (JSON lines on stderr; readable on a terminal)
   spillway submit (JOB_NAME | FILE) [--jobmanager URL] [--param k=v ...] [--parallelism N]
-                  [--exchange pipelined|blocking|sort-merge|hybrid|TYPE] [--compression] [--wait] [--typecheck]
+                  [--exchange pipelined|blocking|sort-merge|hybrid|TYPE] [--compression] [--compression-codec snappy|brotli] [--wait] [--typecheck]
                   [--restart-strategy none|fixed-delay|exponential-delay] [--restart-attempts N] [--restart-delay MS]
                   (FILE: a job module, .mjs/.js, or .ts/.mts with its types stripped before upload)
 every command: [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]; servers: [--insecure]
@@ -65,6 +65,7 @@ const OPTIONS = {
   parallelism: { type: 'string' },
   exchange: { type: 'string' },
   compression: { type: 'boolean', default: false },
+  'compression-codec': { type: 'string' },
   'partition-type': { type: 'string', multiple: true },
   wait: { type: 'boolean', default: false },
   typecheck: { type: 'boolean', default: false },
@@ -212,7 +213,7 @@ async function main(argv: string[]): Promise<number> {
         params: values.param ?? [],
         parallelism: values.parallelism === undefined ? undefined : positiveInt('parallelism', values.parallelism),
         exchange: values.exchange,
-        compression: values.compression,
+        compression: values['compression-codec'] ?? values.compression,
         wait: values.wait,
         typecheck: values.typecheck,
         restart: restartOption(values),

@@ -5,6 +5,8 @@
  * feeds later stages.
  */
 
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
+
 export type Key = unknown;
 export type KeyFn = (record: unknown) => Key;
 
@@ -72,8 +74,11 @@ export interface StageInput {
   partitioning: Partitioning;
   /** The partition type of this edge (a registered name); the job's `exchange` when absent. */
   exchange?: string;
-  /** Compress this edge's buffers (where its type allows); the job's `compression` when absent. */
-  compression?: boolean;
+  /**
+   * Compress this edge's buffers (where its type allows): `true` for the default codec
+   * (snappy), or a codec's name (`'brotli'`); the job's `compression` when absent.
+   */
+  compression?: boolean | CompressionCodec;
 }
 
 export type Source =
@@ -161,8 +166,10 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
     if (input.exchange !== undefined && (typeof input.exchange !== 'string' || input.exchange === '')) {
       throw new InvalidJobError(`stage "${stage.name}": the exchange of its input from "${input.from}" must name a partition type, not ${JSON.stringify(input.exchange)}`);
     }
-    if (input.compression !== undefined && typeof input.compression !== 'boolean') {
-      throw new InvalidJobError(`stage "${stage.name}": compression of its input from "${input.from}" must be true or false, not ${JSON.stringify(input.compression)}`);
+    try {
+      compressionCodec(input.compression);
+    } catch (error) {
+      throw new InvalidJobError(`stage "${stage.name}": its input from "${input.from}": ${(error as Error).message}`);
     }
   }
   const p = stage.parallelism ?? parallelism;

@@ -1,3 +1,5 @@
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
+
 /** A partition type by the name it is registered under. */
 export type PartitionTypeName = string;
 
@@ -29,8 +31,8 @@ export interface OutputDescriptor {
   consumerInput: number;
   numSubpartitions: number;
   type: PartitionTypeName;
-  /** Compress its buffers (asked for, and its type allows it). */
-  compression: boolean;
+  /** The codec of its buffers (asked for, and its type allows it), or null. */
+  compression: CompressionCodec | null;
 }
 
 /** One run of one subtask: its task id and attempt, as a TaskManager keys its tasks and the JobManager addresses them. */
@@ -57,6 +59,16 @@ export interface TaskDeploymentDescriptor {
 }
 
 export type TaskState = 'DEPLOYING' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+
+/** A task's state as its TaskManager reports it to the JobManager. */
+export interface TaskStateReport {
+  state: TaskState;
+  attempt: number;
+  error?: string;
+  counters?: TaskCounters;
+  /** When the task reached this state, by its TaskManager's clock (epoch ms); the JobManager's time of receipt without it. */
+  at?: number;
+}
 
 export interface TaskCounters {
   recordsIn: number;

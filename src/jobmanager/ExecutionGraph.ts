@@ -1,6 +1,7 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
 import { emptyCounters, type JobReference, type TaskCounters, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 import { partitionType } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';
@@ -19,6 +20,9 @@ export interface ExecutionVertex {
   attempt: number;
   state: TaskState | 'CREATED';
   error?: string;
+  /** When this attempt's RUNNING and final reports reached the JobManager (epoch ms), as Flink's subtask start-time and end-time. */
+  started?: number;
+  ended?: number;
   counters: TaskCounters;
   /** The last report of a running task, its rates since the one before, and where its buffers are now. */
   sample?: CounterSample;
@@ -34,8 +38,8 @@ export interface ExecutionEdge {
   /** Which input of the consuming stage. */
   input: number;
   type: PartitionType;
-  /** Its buffers are compressed: asked for (on the input or the job) and allowed by its type. */
-  compression: boolean;
+  /** The codec of its buffers: asked for (on the input or the job) and allowed by its type; null: none. */
+  compression: CompressionCodec | null;
   /** Forward: producer subtask i feeds consumer subtask i alone, through a partition of one subpartition. */
   pointwise: boolean;
 }
@@ -77,7 +81,7 @@ export class ExecutionGraph {
     readonly definition: JobDefinition,
     readonly parallelism: number,
     exchange: PartitionType,
-    compression: boolean,
+    compression: CompressionCodec | null,
     readonly job: JobReference,
     taskManagers: TaskManagerInfo[],
     readonly bufferTimeout: number,
@@ -89,7 +93,8 @@ export class ExecutionGraph {
         let type = input.exchange === undefined ? exchange : partitionType(input.exchange);
         if (i === 1 && probeBlocking && type.isPipelined && !type.isReReadable) type = partitionType('blocking');
         const pointwise = input.partitioning.type === 'forward';
-        const compressed = type.isCompressible && (input.compression ?? compression);
+        const asked = input.compression === undefined ? compression : compressionCodec(input.compression);
+        const compressed = type.isCompressible ? asked : null;
         this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, compression: compressed, pointwise });
       });
       const p = this.stageParallelism(stage.name);

@@ -8,9 +8,10 @@ import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
 import { callJson } from '../job/Http.js';
 import { JobLoader } from '../job/JobLoader.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
-import type { JobReference, PartitionLocation, TaskCounters, TaskState } from '../job/TaskDeployment.js';
+import type { JobReference, PartitionLocation, TaskCounters, TaskStateReport } from '../job/TaskDeployment.js';
 import { listInputFiles } from '../job/TextSplits.js';
 import { validateJob } from '../job/JobDefinition.js';
+import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../network/partition/PartitionTypes.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
@@ -82,7 +83,7 @@ interface SubmitBody {
   params?: Record<string, unknown>;
   parallelism?: number;
   exchange?: string;
-  compression?: boolean;
+  compression?: boolean | string;
   bufferTimeout?: number;
   restart?: { strategy: RestartStrategyName } & Record<string, unknown>;
 }
@@ -96,7 +97,8 @@ const submitSchema = {
     params: { type: 'object' },
     parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
     exchange: { type: 'string', minLength: 1 },
-    compression: { type: 'boolean' },
+    // true, false or a codec's name: checked by compressionCodec(), whose message names the codecs.
+    compression: {},
     bufferTimeout: { type: 'integer', minimum: -1 },
     restart: restartSchema,
   },
@@ -332,11 +334,10 @@ export class JobManager {
       for (const { taskId, counters, buffers } of request.body.tasks) this.scheduler.updateCounters(taskId, counters, buffers);
       return {};
     });
-    http.post<{ Params: { taskId: string }; Body: { state: TaskState; attempt: number; error?: string; counters?: TaskCounters } }>(
+    http.post<{ Params: { taskId: string }; Body: TaskStateReport }>(
       '/internal/tasks/:taskId/state',
       async (request) => {
-        const { state, attempt, error, counters } = request.body;
-        this.scheduler.taskStateChanged(request.params.taskId, attempt, state, error, counters);
+        this.scheduler.taskStateChanged(request.params.taskId, request.body);
         return {};
       },
     );
@@ -368,7 +369,9 @@ export class JobManager {
     }
     let definition: JobDefinition;
     let restart: RestartStrategy;
+    let compression: CompressionCodec | null;
     try {
+      compression = compressionCodec(body.compression);
       restart = body.restart ? restartStrategy(body.restart, this.options.restart ?? DEFAULT_RESTART) : (this.options.restart ?? DEFAULT_RESTART);
       definition = await this.define(ref, parallelism);
       checkExchanges(definition, body.exchange);
@@ -381,7 +384,7 @@ export class JobManager {
       ref,
       parallelism,
       exchange: partitionType(body.exchange ?? 'pipelined'),
-      compression: body.compression ?? false,
+      compression,
       bufferTimeout: body.bufferTimeout ?? DEFAULT_BUFFER_TIMEOUT,
       restart,
     });

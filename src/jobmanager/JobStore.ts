@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
 import type { JobException, JobState } from './Scheduler.js';
 import type { TaskRates } from './TaskRates.js';
 
@@ -14,6 +15,9 @@ export interface TaskView {
   attempt: number;
   state: string;
   error?: string;
+  /** When its RUNNING and final reports reached the JobManager (epoch ms). */
+  started?: number;
+  ended?: number;
   counters: TaskCounters;
   /** Rates over the last report interval while it runs, over its life once it ended. */
   rates?: TaskRates;
@@ -30,7 +34,8 @@ export interface EdgeView {
   pipelined: boolean;
   reReadable: boolean;
   storage: string;
-  compression: boolean;
+  /** Its codec, or false: not compressed. */
+  compression: CompressionCodec | false;
   /** Records and bytes its producers wrote to it, and their rates (over the last second while they run, over their life once ended). */
   records: number;
   bytes: number;
@@ -54,7 +59,8 @@ export interface JobRecord {
   error?: string;
   parallelism: number;
   exchange: PartitionTypeName;
-  compression?: boolean;
+  /** The default codec of its edges, or false. */
+  compression?: CompressionCodec | false;
   submitted: number;
   started?: number;
   ended?: number;

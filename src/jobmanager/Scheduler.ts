@@ -1,8 +1,9 @@
 import type { JobDefinition } from '../job/JobDefinition.js';
 import { callJson, HttpError } from '../job/Http.js';
-import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskState } from '../job/TaskDeployment.js';
+import { executionId, type JobReference, type PartitionLocation, type TaskCounters, type TaskStateReport } from '../job/TaskDeployment.js';
 import { abortTextOutput, commitTextOutput } from '../job/TextSink.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
+import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import { ExecutionGraph, type ExecutionVertex } from './ExecutionGraph.js';
 import type { JobHistory } from './JobHistory.js';
@@ -23,8 +24,8 @@ export interface JobSubmission {
   parallelism: number;
   /** The default type of its edges. */
   exchange: PartitionType;
-  /** The default compression of its edges. */
-  compression: boolean;
+  /** The default codec of its edges, or null: none. */
+  compression: CompressionCodec | null;
   bufferTimeout: number;
   restart: RestartStrategy;
 }
@@ -145,7 +146,8 @@ export class Scheduler {
     this.end(job, 'CANCELED');
   }
 
-  taskStateChanged(taskId: string, attempt: number, state: TaskState, error: string | undefined, counters: TaskCounters | undefined): void {
+  taskStateChanged(taskId: string, report: TaskStateReport): void {
+    const { attempt, state, error, counters, at = Date.now() } = report;
     const job = this.jobOfTask(taskId);
     const vertex = job?.graph?.vertices.get(taskId);
     // A report of an earlier attempt: that attempt was restarted and no longer counts.
@@ -157,7 +159,8 @@ export class Scheduler {
     if (isTerminal(state)) {
       vertex.rates = ratesBetween(null, { at: Date.now(), counters: vertex.counters }, job.started ?? job.submitted);
       vertex.buffers = undefined;
-    }
+      vertex.ended = at;
+    } else if (state === 'RUNNING') vertex.started = at;
     vertex.state = state;
     if (error) vertex.error = error;
     if (isTerminal(job.state)) return;
@@ -328,6 +331,8 @@ export class Scheduler {
       vertex.attempt++;
       vertex.state = 'CREATED';
       vertex.error = undefined;
+      vertex.started = undefined;
+      vertex.ended = undefined;
       graph.trackPartitionsOf(vertex, this.tracker);
     }
   }
@@ -379,7 +384,7 @@ export class Scheduler {
       const message = `could not deploy task ${vertex.taskId} to ${tm.id}: ${e.message}`;
       if (!(e instanceof HttpError)) this.registry.suspect(tm.id, message);
       // A TaskManager that answered, or that turns out alive, fails only this attempt.
-      else if (vertex.attempt === attempt) this.taskStateChanged(vertex.taskId, attempt, 'FAILED', message, undefined);
+      else if (vertex.attempt === attempt) this.taskStateChanged(vertex.taskId, { attempt, state: 'FAILED', error: message });
     });
   }
 

@@ -1,3 +1,4 @@
+import type { CompressionCodec } from './buffer/CompressionCodec.js';
 import { BufferPool } from './buffer/BufferPool.js';
 import { NetworkBufferPool } from './buffer/NetworkBufferPool.js';
 import { InputGate } from './consumer/InputGate.js';
@@ -95,10 +96,10 @@ export class ShuffleEnvironment {
 
   /**
    * A partition of the given type (or type name), registered with this process's
-   * partition manager. `compression` compresses what is written to it here (a task
+   * partition manager. `compression` is the codec of what is written to it here (a task
    * thread compresses its buffers itself before they reach the partition).
    */
-  createPartition(id: string, type: PartitionType | string, numSubpartitions: number, compression = false): ResultPartition {
+  createPartition(id: string, type: PartitionType | string, numSubpartitions: number, compression: CompressionCodec | null = null): ResultPartition {
     const kind = typeof type === 'string' ? partitionType(type) : type;
     const config = {
       segmentSize: this.buffers.segmentSize,

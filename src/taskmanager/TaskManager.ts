@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { callJson, HttpError, retrying } from '../job/Http.js';
-import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
+import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState, type TaskStateReport } from '../job/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
 import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
@@ -293,7 +293,7 @@ export class TaskManager {
       for (const [partitionId, location] of this.earlyLocations.get(execution) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(execution);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
-      running = this.report(descriptor, task, 'RUNNING');
+      running = this.report(descriptor, task, 'RUNNING', Date.now());
       log.info({ job: descriptor.jobId, task: taskId, taskManager: this.id }, 'task running');
       outcome = await task.run();
     } catch (error) {
@@ -303,10 +303,11 @@ export class TaskManager {
       this.tasks.delete(execution);
       this.earlyLocations.delete(execution);
     }
+    const ended = Date.now();
     await running;
     const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` : undefined;
     log[outcome.state === 'FAILED' ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, attempt, taskManager: this.id, state: outcome.state, error }, 'task ended');
-    await this.report(descriptor, task, outcome.state, error);
+    await this.report(descriptor, task, outcome.state, ended, error);
   }
 
   /** A slot's share of managed memory and the task's own spill folder. */
@@ -348,9 +349,9 @@ export class TaskManager {
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
-  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, error?: string): Promise<void> {
+  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, at: number, error?: string): Promise<void> {
     const { taskId, attempt } = descriptor;
-    const body = { state, attempt, error, counters: task?.counters, taskManagerId: this.id };
+    const body: TaskStateReport & { taskManagerId: string } = { state, attempt, error, counters: task?.counters, at, taskManagerId: this.id };
     await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
   }
 

@@ -1,3 +1,4 @@
+import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
 import { InvalidJobError, type JobDefinition, type Operator, type Partitioning, type Sink, type Source, type StageDefinition, type StageInput } from '../JobDefinition.js';
 
 /** A partition type by name: the built-in ones, or one a TaskManager loaded as a plug-in. */
@@ -11,8 +12,11 @@ export interface ExchangeOptions {
    * definition.
    */
   exchange?: PartitionTypeName;
-  /** Compress this edge's buffers; written as the edge's `compression` field, as `exchange`. */
-  compression?: boolean;
+  /**
+   * Compress this edge's buffers: `true` for the default codec (snappy), or a codec's
+   * name; written as the edge's `compression` field, as `exchange`.
+   */
+  compression?: boolean | CompressionCodec;
 }
 
 /** A stage input as the builder writes it: the model's, plus the per-edge fields of ExchangeOptions. */

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { compressInPlace } from '../buffer/BufferCodec.js';
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import type { PartitionConfig, PartitionStorage, PartitionType } from './PartitionType.js';
@@ -26,10 +27,10 @@ export interface ResultPartitionOptions {
   /** The TaskManager's bounded pool for reading partitions back from disk. */
   readPool?: () => BufferPool;
   /**
-   * Compress buffers written here (where the type allows it). A task thread compresses
-   * its buffers itself before they reach the partition; this is for writers in the same thread.
+   * Compress buffers written here with this codec (where the type allows it). A task thread
+   * compresses its buffers itself before they reach the partition; this is for writers in the same thread.
    */
-  compression?: boolean;
+  compression?: CompressionCodec | null;
 }
 
 /** See ResultPartition.bufferStats(). */
@@ -52,7 +53,7 @@ export class ResultPartition implements ResultPartitionWriter {
   readonly numSubpartitions: number;
   private readonly storage: PartitionStorage;
   private readonly dir: string | null;
-  private readonly compression: boolean;
+  private readonly compression: CompressionCodec | null;
   private firstBuffer = true;
   private finishing: Promise<void> | null = null;
   private released = false;
@@ -70,7 +71,7 @@ export class ResultPartition implements ResultPartitionWriter {
     this.type = typeof options.type === 'string' ? partitionType(options.type) : options.type;
     this.pool = pool;
     this.numSubpartitions = numSubpartitions;
-    this.compression = (options.compression ?? false) && this.type.isCompressible;
+    this.compression = this.type.isCompressible ? (options.compression ?? null) : null;
     this.dir = options.spillDir === undefined ? null : path.join(options.spillDir, fileName(id));
     const config: PartitionConfig = {
       segmentSize: pool.segmentSize,
@@ -115,13 +116,13 @@ export class ResultPartition implements ResultPartitionWriter {
       throw new RangeError(`partition ${this.id} has no subpartition ${subpartition}`);
     }
     this.notifyFirstBuffer();
-    if (this.compression) compressInPlace(buffer);
+    if (this.compression !== null) compressInPlace(buffer, this.compression);
     this.storage.add(buffer, subpartition);
   }
 
   broadcast(buffer: NetworkBuffer): void {
     this.notifyFirstBuffer();
-    if (this.compression) compressInPlace(buffer);
+    if (this.compression !== null) compressInPlace(buffer, this.compression);
     this.storage.broadcast(buffer);
   }
 

@@ -1,3 +1,4 @@
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import { NetworkBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
 import { SegmentArena, type SharedSegments } from '../buffer/NetworkBufferPool.js';
 import { InputGate } from '../consumer/InputGate.js';
@@ -12,8 +13,8 @@ import { ThreadResultPartition } from './ThreadResultPartition.js';
 export interface ThreadPartitionSpec {
   id: string;
   numSubpartitions: number;
-  /** Compress its buffers (the edge asked for it and its type allows it). */
-  compression: boolean;
+  /** The codec of its buffers (the edge asked for it and its type allows it), or null. */
+  compression: CompressionCodec | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { compressInPlace } from '../buffer/BufferCodec.js';
+import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
 import { encodeString, Op, type HandoverPort } from './Handover.js';
@@ -20,20 +21,20 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     readonly id: string,
     readonly numSubpartitions: number,
     readonly pool: ThreadBufferPool,
-    /** Compress each buffer here, in the producing task's thread, as Flink does. */
-    private readonly compression: boolean,
+    /** Compress each buffer here with this codec, in the producing task's thread, as Flink does. */
+    private readonly compression: CompressionCodec | null,
   ) {}
 
   add(buffer: NetworkBuffer, subpartition: number): void {
     this.check(buffer);
-    if (this.compression) compressInPlace(buffer);
+    if (this.compression !== null) compressInPlace(buffer, this.compression);
     const { size, compressed } = buffer;
     this.port.add([Op.BUFFER, this.index, subpartition, this.pool.handedOver(buffer), size, compressed ? 1 : 0]);
   }
 
   broadcast(buffer: NetworkBuffer): void {
     this.check(buffer);
-    if (this.compression) compressInPlace(buffer);
+    if (this.compression !== null) compressInPlace(buffer, this.compression);
     const { size, compressed } = buffer;
     this.port.add([Op.BROADCAST, this.index, this.pool.handedOver(buffer), size, compressed ? 1 : 0]);
   }

@@ -2,7 +2,7 @@ import { MAX_SEGMENT_SIZE } from '../buffer/NetworkBufferPool.js';
 
 /** "SPWY": the first four bytes each peer sends, so that a stray client is recognised at once. */
 export const MAGIC = 0x5350_5759;
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** Magic (u32), version (u16), reserved (u16, zero). */
 export const HANDSHAKE_BYTES = 8;
 
