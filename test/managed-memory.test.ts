@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../src/job/Corpus.js';
 import { checkSortOutput, sortInput } from '../src/job/builtins/Sort.js';
-import type { KeyFn } from '../src/job/JobDefinition.js';
+import type { KeyFn, Operator } from '../src/job/JobDefinition.js';
 import { naturalOrder } from '../src/network/writer/ChannelSelector.js';
 import { ExternalSorter } from '../src/taskmanager/memory/ExternalSorter.js';
 import { HybridHashJoin } from '../src/taskmanager/memory/HybridHashJoin.js';
@@ -239,6 +239,15 @@ describe('spilling keyed aggregation', () => {
     for (const [k, [i]] of records) expected.set(k, [...(expected.get(k) ?? []), i]);
     expect(out.length).toBe(expected.size);
     for (const [k, list] of out) expect([...list].sort((a, b) => a - b), `key ${k}`).toEqual(expected.get(k));
+  });
+});
+
+describe('the slot\'s budget', () => {
+  test('is shared equally by the operators that hold data in every stage of the job, whichever task runs them', () => {
+    const key = (r: unknown): unknown => r;
+    const stages: Operator[][] = [[{ map: key }, { reduceByKey: { key, reduce: (a) => a } }], [{ sortBy: { key } }, { filter: () => true }]];
+    const shared = ManagedMemory.of({ bytes: 64 << 20, spillDir: dir }, stages.flat());
+    expect(shared.operatorBudget).toBe(32 << 20);
   });
 });
 

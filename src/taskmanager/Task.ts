@@ -60,7 +60,7 @@ export class Task {
     const stage = job.stages.find((s) => s.name === descriptor.stage);
     if (!stage) throw new Error(`job ${job.name} has no stage ${descriptor.stage}`);
     this.stage = stage;
-    this.memory = memory ? ManagedMemory.of(memory, stage.operators ?? []) : ManagedMemory.unbounded();
+    this.memory = memory ? ManagedMemory.of(memory, job.stages.flatMap((s) => s.operators ?? [])) : ManagedMemory.unbounded();
   }
 
   get counters(): TaskCounters {

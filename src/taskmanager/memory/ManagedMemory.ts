@@ -38,7 +38,7 @@ export function holdsData(op: Operator): boolean {
 /**
  * A task's share of its slot's managed memory, for the operators that hold data
  * (sort, keyed aggregation, hash join), as Flink's managed memory. Each such operator
- * of the task gets an equal share (`operatorBudget`), counts what it holds as
+ * of the job gets an equal share of the slot (`operatorBudget`), counts what it holds as
  * serialized bytes, and spills to the task's spill folder past it. The folder is made
  * on the first spill and removed by release().
  */
@@ -57,7 +57,7 @@ export class ManagedMemory {
     /** The slot's budget, bytes. */
     readonly bytes: number,
     private readonly spillDir: string | null,
-    /** How many operators of the task share it. */
+    /** How many operators of the job share it. */
     private readonly holders = 1,
   ) {}
 
@@ -66,7 +66,13 @@ export class ManagedMemory {
     return new ManagedMemory(Number.POSITIVE_INFINITY, null);
   }
 
-  /** The memory of a task whose stage runs `operators`. */
+  /**
+   * The memory of a task of a job whose stages run `operators`. A slot runs a subtask of
+   * every stage of its job, so every operator of the job that holds data shares the
+   * slot's budget, whichever task it is in (Flink divides a slot's managed memory among
+   * the operators of its slot-sharing group): a task with a slot to itself would let a
+   * reduceByKey and a sortBy of two stages each take all of it.
+   */
   static of(spec: ManagedMemorySpec, operators: readonly Operator[]): ManagedMemory {
     return new ManagedMemory(spec.bytes, spec.spillDir, operators.filter(holdsData).length);
   }
