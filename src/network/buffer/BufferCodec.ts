@@ -40,7 +40,8 @@ const CODECS: Record<CompressionCodec, Codec> = {
           [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
         },
       }),
-    decompress: (block, maxBytes) => brotliDecompressSync(block, { maxOutputLength: maxBytes }),
+    // One output chunk as large as a buffer: zlib's 16 KiB default would join two for every full buffer.
+    decompress: (block, maxBytes) => brotliDecompressSync(block, { maxOutputLength: maxBytes, chunkSize: Math.max(maxBytes, 64) }),
   },
 };
 
