@@ -29,6 +29,11 @@ export const HEAP_OBJECT_FACTOR = 2;
  * collections would let V8 grow the heap past the budget; more would cost time for little.
  */
 const COLLECT_FRACTION = 4;
+/**
+ * And at least this much: less is small beside a task thread's young generation (16 MiB),
+ * and collecting for it cost small budgets much time (a sort of 315 KiB: 3.5 s, not 1.2).
+ */
+const MIN_COLLECT_BYTES = 8 << 20;
 
 /** Operators that hold data until their input ends, and so take a share of managed memory. */
 export function holdsData(op: Operator): boolean {
@@ -106,12 +111,13 @@ export class ManagedMemory {
 
   /**
    * An operator let go of heap objects it counted as `bytes` of its budget (a table
-   * written to disk or emitted): once a quarter of an operator's budget was let go, the
-   * heap is collected, so that the operator's next table does not grow the heap past it.
+   * written to disk or emitted): once a quarter of an operator's budget (8 MiB at least)
+   * was let go, the heap is collected, so that the operator's next table does not grow
+   * the heap past it.
    */
   released(bytes: number): void {
     this.releasedBytes += bytes;
-    if (this.releasedBytes < this.operatorBudget / COLLECT_FRACTION) return;
+    if (this.releasedBytes < Math.max(MIN_COLLECT_BYTES, this.operatorBudget / COLLECT_FRACTION)) return;
     this.releasedBytes = 0;
     collectGarbage();
   }
