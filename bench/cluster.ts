@@ -292,6 +292,10 @@ const PRODUCER_STAGE = 'generate';
  * producer's start to the last one's end, and consumers (read back, send, count), from
  * then to the last consumer's end. Each rate includes that phase's CPU work, so it is a
  * lower bound of the raw disk rates.
+ *
+ * Warm up with a run of the same size: on these machines the first few spilling runs
+ * of a cluster are slower (in one test, 300, 410, 455 and then about 460 MB/s; after a
+ * warm-up of a tenth of the size the first measured run was still 0.65x of the later ones).
  */
 export async function runSpill(cluster: BenchCluster, records: number, exchange: Exchange = 'blocking'): Promise<SpillRun> {
   const { run, status } = await runSynthetic(cluster, records, exchange);

@@ -24,10 +24,15 @@ export interface PartitionSizes {
   corpusBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
+  /**
+   * Measured runs of the sort-merge spill (after a warm-up run of the same size) and of
+   * each compression kind: short jobs, whose figure is the median of these.
+   */
+  medianOf: number;
 }
 
-export const QUICK_PARTITIONS: PartitionSizes = { repeats: 1, fanOutRecords: 64_000, hybridRecords: 100_000, corpusBytes: 4_000_000, spillMemory: '16mb' };
-export const FULL_PARTITIONS: PartitionSizes = { repeats: 2, fanOutRecords: 1_200_000, hybridRecords: 300_000, corpusBytes: 16_000_000, spillMemory: '32mb' };
+export const QUICK_PARTITIONS: PartitionSizes = { repeats: 1, fanOutRecords: 64_000, hybridRecords: 100_000, corpusBytes: 4_000_000, spillMemory: '16mb', medianOf: 1 };
+export const FULL_PARTITIONS: PartitionSizes = { repeats: 2, fanOutRecords: 1_200_000, hybridRecords: 300_000, corpusBytes: 16_000_000, spillMemory: '32mb', medianOf: 3 };
 
 /** Fan-out 32 x 32: 2 TaskManagers of 16 slots. */
 const FAN_OUT = 32;
@@ -97,7 +102,7 @@ export async function measurePartitions(sizes: PartitionSizes, figures: Partitio
   );
   await attempt(`partitions: sort-merge spilling 4x the network memory (${sizes.spillMemory} a TaskManager); compression of [word, 1] records`, () =>
     withCluster({ memory: sizes.spillMemory }, async (cluster) => {
-      await measureSortMergeSpill(cluster, repeats, figures);
+      await measureSortMergeSpill(cluster, sizes.medianOf, figures);
       await measureCompression(cluster, sizes, figures);
     }),
   );
@@ -114,13 +119,13 @@ export async function measurePartitions(sizes: PartitionSizes, figures: Partitio
   );
 }
 
-async function measureSortMergeSpill(cluster: BenchCluster, repeats: number, figures: PartitionFigures): Promise<void> {
+async function measureSortMergeSpill(cluster: BenchCluster, times: number, figures: PartitionFigures): Promise<void> {
   const networkMemory = (await cluster.memory())[0].memory;
   // A synthetic record of 100 B packs to about 90 bytes (measured: bytesOut / records).
   const records = Math.ceil((4 * networkMemory * TASK_MANAGERS) / 90);
-  await runSpill(cluster, Math.ceil(records / 10), 'sort-merge');
+  await runSpill(cluster, records, 'sort-merge');
   const runs: SpillRun[] = [];
-  for (let i = 0; i < repeats; i++) runs.push(await runSpill(cluster, records, 'sort-merge'));
+  for (let i = 0; i < times; i++) runs.push(await runSpill(cluster, records, 'sort-merge'));
   const byRate = [...runs].sort((a, b) => a.writeMbPerSec - b.writeMbPerSec);
   figures.sortMergeSpill = { median: byRate[Math.floor((byRate.length - 1) / 2)], runs, networkMemory };
 }
@@ -135,7 +140,7 @@ async function measureCompression(cluster: BenchCluster, sizes: PartitionSizes, 
     const kinds = [null, ...COMPRESSION_CODECS];
     for (const codec of COMPRESSION_CODECS) await runCompression(cluster, job, corpus, words, codec);
     const runs = kinds.map((): CompressionRun[] => []);
-    for (let i = 0; i < sizes.repeats; i++) {
+    for (let i = 0; i < sizes.medianOf; i++) {
       for (const [k, codec] of kinds.entries()) runs[k].push(await runCompression(cluster, job, corpus, words, codec));
     }
     figures.compression = runs.map((list) => measured(list, (r) => r.recordsPerSec));

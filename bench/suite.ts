@@ -89,7 +89,7 @@ const QUICK: Sizes = {
   spillMemory: '32mb',
   scrapingRecords: 1_000_000,
   recoveryBytes: 10_000_000,
-  sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1500, probeWarmupMs: 500 },
+  sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
   managed: MANAGED_QUICK,
   partitions: QUICK_PARTITIONS,
 };
@@ -322,8 +322,8 @@ async function measureSpill(sizes: Sizes, figures: Figures, attempt: Attempt): P
     withCluster({ memory: sizes.spillMemory }, async (cluster) => {
       const networkMemory = (await cluster.memory())[0].memory;
       const records = Math.ceil((SPILL_FACTOR * networkMemory * TASK_MANAGERS) / perRecord);
-      // A first, smaller job warms the TaskManagers up (JIT) without spilling much.
-      await runSynthetic(cluster, Math.ceil(records / 10), 'blocking');
+      // A first job of the same size warms up what spilling uses (see runSpill in bench/cluster.ts).
+      await runSynthetic(cluster, records, 'blocking');
       const [disk, spill] = await alternateRuns(
         sizes.repeats,
         { measure: async () => measureDiskWrite(sizes.diskBytes), key: (r) => r.mbPerSec },
