@@ -77,7 +77,7 @@ export function expectCounts(records: [string, number][], expected: ReadonlyMap<
   for (const [word, count] of expected) expect(got.get(word), word).toBe(count);
 }
 
-interface TaskManagerEntry {
+export interface TaskManagerEntry {
   id: string;
   host: string;
   httpPort: number;
