@@ -105,6 +105,25 @@ test('pipelined word count: a TaskManager killed mid-job restarts the region and
   expect(details.tasks.every((t) => t.attempt >= 1), 'one pipelined region: every task ran again').toBe(true);
 }, 90_000);
 
+test('a TaskManager stopped with SIGTERM mid-job says it stops: it leaves at once, the loss names that, and the job finishes exact', async () => {
+  const id = await wordCount({ every: 200, tokenizePauseMs: 20 }, { exchange: 'pipelined' });
+  const running = await waitUntil(url, id, (j) => j.tasks.every((t) => t.state === 'RUNNING'), 'every task running');
+  const victim = running.tasks.find((t) => t.subtask === 3)!.taskManager;
+  const child = await processOf(url, victim, cluster.processes);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+  // Gone at once, well before its heartbeats would time out.
+  expect((await taskManagers(url)).map((t) => t.id)).not.toContain(victim);
+  const status = await waitFor(url, id, 60_000);
+  expect(status.state, status.error).toBe('FINISHED');
+  expectCounts(await result<[string, number]>(url, id), reference);
+  // Its peers saw their connections to it close; the JobManager had already heard it stop, and lost nobody.
+  const reasons = (await exceptions(id)).map((e) => e.message);
+  expect(reasons.some((m) => m.includes(`taskmanager ${victim}`) && m.includes('stopped')), JSON.stringify(reasons)).toBe(true);
+  expect(reasons.every((m) => !m.includes(' lost: ')), JSON.stringify(reasons)).toBe(true);
+}, 90_000);
+
 test('restart strategy none: the same kill ends the job FAILED, naming the TaskManager, and the survivors release everything', async () => {
   const id = await wordCount({ every: 200, tokenizePauseMs: 20 }, { exchange: 'blocking', restart: { strategy: 'none' } });
   const running = await waitUntil(url, id, (j) => j.tasks.some((t) => t.stage === 'tokenize' && t.state === 'RUNNING' && t.subtask === 3), 'tokenize.3 running');

@@ -131,8 +131,8 @@ export class JobManager {
   private readonly metrics: JobManagerMetrics;
 
   constructor(private readonly options: JobManagerOptions = {}) {
-    this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? 10_000, (tm, reason) => {
-      log.warn({ taskManager: tm.id }, reason);
+    this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? 10_000, (tm, reason, stopped) => {
+      log[stopped ? 'info' : 'warn']({ taskManager: tm.id }, reason);
       this.scheduler.taskManagerLost(tm, reason);
     });
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped.
@@ -323,6 +323,12 @@ export class JobManager {
       }
       if (!this.registry.heartbeat(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
       return { session: this.session, modules: this.modules.hashes() };
+    });
+    http.delete<{ Params: { id: string }; Querystring: { session?: string } }>('/internal/taskmanagers/:id', async (request, reply) => {
+      const { id } = request.params;
+      // An id of an earlier JobManager's session may now name another TaskManager.
+      if (request.query.session !== this.session || !this.registry.deregister(id)) return reply.code(404).send({ error: `unknown taskmanager ${id}` });
+      return {};
     });
     http.post<{ Body: { host: string; dataPort: number; reason: string } }>('/internal/taskmanagers/suspect', async (request) => {
       const { host, dataPort, reason } = request.body;

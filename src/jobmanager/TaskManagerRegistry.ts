@@ -36,7 +36,8 @@ export class TaskManagerRegistry {
 
   constructor(
     readonly heartbeatTimeoutMs: number,
-    private readonly onLost: (tm: TaskManagerInfo, reason: string) => void,
+    /** `stopped`: it said it stops; otherwise it was lost. */
+    private readonly onLost: (tm: TaskManagerInfo, reason: string, stopped: boolean) => void,
   ) {
     this.checker = setInterval(() => this.checkHeartbeats(), Math.min(1000, heartbeatTimeoutMs / 4));
     this.checker.unref();
@@ -93,6 +94,14 @@ export class TaskManagerRegistry {
     );
   }
 
+  /** A TaskManager that stops says so: it leaves now, and a peer's report of its closed connections finds nobody to check. */
+  deregister(id: string): boolean {
+    const tm = this.taskManagers.get(id);
+    if (!tm) return false;
+    this.lose(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) stopped`, true);
+    return true;
+  }
+
   /** Sorted by id: the order deterministic placement counts in. */
   sorted(): TaskManagerInfo[] {
     return [...this.taskManagers.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -113,9 +122,9 @@ export class TaskManagerRegistry {
     }
   }
 
-  private lose(tm: TaskManagerInfo, reason: string): void {
+  private lose(tm: TaskManagerInfo, reason: string, stopped = false): void {
     if (this.taskManagers.get(tm.id) !== tm) return;
     this.taskManagers.delete(tm.id);
-    this.onLost(tm, reason);
+    this.onLost(tm, reason, stopped);
   }
 }

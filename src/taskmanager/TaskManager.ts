@@ -23,6 +23,9 @@ export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
 /** The least managed memory a slot may have: below it a sort would spill every few records. */
 const MIN_SLOT_MEMORY = 4096;
 
+/** How long a stopping TaskManager waits for the JobManager to take its goodbye. */
+const DEREGISTER_TIMEOUT_MS = 1000;
+
 export interface TaskManagerOptions {
   jobManager: string;
   slots: number;
@@ -158,6 +161,7 @@ export class TaskManager {
     if (this.metrics) clearInterval(this.metrics);
     try {
       await this.heartbeat?.stop();
+      await this.deregister();
       const tasks = [...this.tasks.values()];
       for (const task of tasks) task.cancel();
       await Promise.all(tasks.map((task) => task.whenEnded()));
@@ -167,6 +171,17 @@ export class TaskManager {
     } finally {
       if (this.options.ownsSpillDir) fs.rmSync(this.options.spillDir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Tells the JobManager this TaskManager stops, before its data server closes: peers
+   * that see their connections to it close then report nobody lost. A JobManager that is
+   * gone or slow does not hold the stop up for long.
+   */
+  private async deregister(): Promise<void> {
+    if (this.id === '') return;
+    const url = `${this.jm}/internal/taskmanagers/${encodeURIComponent(this.id)}?session=${encodeURIComponent(this.session)}`;
+    await callJson('DELETE', url, undefined, { timeoutMs: DEREGISTER_TIMEOUT_MS }).catch(() => {});
   }
 
   private async register(): Promise<void> {
