@@ -10,7 +10,7 @@ import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
 import { callJson, HttpError } from '../src/job/Http.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
 import { sortInput } from '../src/job/builtins/Sort.js';
-import { expectCounts, expectTaskManagersIdle, referenceCount } from './helpers/jobs.js';
+import { expectCounts, expectTaskManagersIdle, referenceCount, uploadModule } from './helpers/jobs.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/spillway.js');
@@ -148,7 +148,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
       { name: 'tens', inputs: [{ from: 'numbers', partitioning: { type: 'forward' } }], operators: [{ filter: (x) => x % 10 === 0 }, { map: (x) => [x, 'ten'] }] },
       { name: 'both', inputs: [{ from: 'evens', partitioning: { type: 'hash', key: (r) => r[0] } }, { from: 'tens', partitioning: { type: 'hash', key: (r) => r[0] } }],
         operators: [{ join: { keys: [(r) => r[0], (r) => r[0]], combine: (a) => a[0] } }], sink: { collect: true } } ] };`;
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, diamond, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, diamond);
     const id = await submitJob({ module: hash, parallelism: 4, exchange: 'pipelined' });
     await expectFinished(id);
     const got = (await result<number>(id)).sort((a, b) => a - b);
@@ -182,7 +182,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
     const cyclic = `export default { name: 'cyclic', stages: [
       { name: 'a', inputs: [{ from: 'b', partitioning: { type: 'rebalance' } }], sink: { collect: true } },
       { name: 'b', inputs: [{ from: 'a', partitioning: { type: 'rebalance' } }] } ] };`;
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, cyclic, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, cyclic);
     await expectBadRequest({ module: hash }, /cycle: (a -> b -> a|b -> a -> b)/);
     const id = await submitJob({ job: 'wordcount', params: { input: corpus }, parallelism: 4 });
     await expectFinished(id);
@@ -194,7 +194,7 @@ describe('a JobManager and 2 TaskManagers with 2 slots each', () => {
       { name: 'gen', source: { generate: function* () { for (let i = 0; i < 100000; i++) yield i; } },
         operators: [{ map: (x) => { if (x === 5000) throw new Error('boom at 5000'); return [x % 10, 1]; } }] },
       { name: 'count', inputs: [{ from: 'gen', partitioning: { type: 'hash', key: (r) => r[0] } }], sink: { collect: true } } ] };`;
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, failing, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, failing);
     const status = await waitFor(await submitJob({ module: hash, parallelism: 4, restart: { strategy: 'none' } }));
     expect(status.state).toBe('FAILED');
     expect(status.error).toMatch(/boom at 5000.*task job-\S+\.gen\.\d attempt 0 on taskmanager tm-.*restart strategy none/);

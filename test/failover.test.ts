@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
 import { killHard, processOf, readTextOutput, waitUntil, writeWords, type JobDetails } from './helpers/failover.js';
-import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskManagers, waitFor } from './helpers/jobs.js';
+import { expectCounts, expectTaskManagersIdle, result, sleep, submitJob, taskManagers, uploadModule, waitFor } from './helpers/jobs.js';
 
 // Well above a loaded machine's stalls: losses are found by their failed calls and connections, not by heartbeats.
 const HEARTBEAT_TIMEOUT = 8000;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   url = await cluster.start();
   const source = fs.readFileSync(new URL('./fixtures/slowWordCount.mjs', import.meta.url), 'utf8');
-  slowWordCount = (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
+  slowWordCount = await uploadModule(url, source);
 }, 60_000);
 
 afterAll(async () => {
@@ -160,7 +160,7 @@ test('a task that always throws ends the job FAILED after exactly its attempts, 
   const failing = `export default { name: 'always-fails', stages: [
     { name: 'gen', parallelism: 1, source: { generate: function* () { yield 1; } }, operators: [{ map: () => { throw new Error('always'); } }] },
     { name: 'out', parallelism: 1, inputs: [{ from: 'gen', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
-  const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, failing, { contentType: 'text/javascript' });
+  const hash = await uploadModule(url, failing);
   const id = await submitJob(url, { module: hash, parallelism: 1, restart: { strategy: 'fixed-delay', attempts: 2, delayMs: 50 } });
   const status = await waitFor(url, id, 30_000);
   expect(status.state).toBe('FAILED');
@@ -210,7 +210,7 @@ test('a sink that cannot write fails its job within 5 s, naming the path and the
 
 test('a module that spins at load is refused with 400 naming the timeout, and the JobManager answers throughout', async () => {
   const spinning = `for (;;) {}\nexport default { name: 'never', stages: [] };`;
-  const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, spinning, { contentType: 'text/javascript' });
+  const hash = await uploadModule(url, spinning);
   const started = Date.now();
   const refused = callJson('POST', `${url}/jobs`, { module: hash, parallelism: 2 }).then(
     () => null,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { sortInput } from '../src/job/builtins/Sort.js';
 import { callJson } from '../src/job/Http.js';
-import { expectFinished, failure, result, sleep, submitJob } from './helpers/jobs.js';
+import { expectFinished, failure, result, sleep, submitJob, uploadModule } from './helpers/jobs.js';
 
 const JOB_HISTORY = 4;
 const MODULE_TTL_MS = 1000;
@@ -59,7 +59,7 @@ test('past --job-history the oldest ended job is forgotten (404), and a module n
   const source = `export default { name: 'tiny', stages: [
     { name: 'gen', source: { generate: function* (i) { yield [i, 1]; } } },
     { name: 'out', inputs: [{ from: 'gen', partitioning: { type: 'rebalance' } }], sink: { collect: true } } ] };`;
-  const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' });
+  const hash = await uploadModule(url, source);
   const byModule = await submitJob(url, { module: hash, parallelism: 2 });
   await expectFinished(url, byModule);
   const copy = path.join(cluster.taskManagerDir(0), 'modules', `${hash}.mjs`);

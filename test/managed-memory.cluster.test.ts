@@ -7,7 +7,7 @@ import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { callJson } from '../src/job/Http.js';
 import { customers, orders, type Joined } from '../src/job/builtins/Join.js';
 import { checkSortOutput } from '../src/job/builtins/Sort.js';
-import { expectFinished, result, sleep, submitJob, waitFor } from './helpers/jobs.js';
+import { expectFinished, result, sleep, submitJob, uploadModule, waitFor } from './helpers/jobs.js';
 
 /** 2 TaskManagers of 2 slots with 1 MiB of managed memory each: 512 KiB a slot, so every job below spills. */
 const MANAGED = '1mb';
@@ -99,7 +99,7 @@ describe('jobs on TaskManagers with 512 KiB of managed memory a slot', () => {
           operators: [{ reduceByKey: { key: (r) => r[0], reduce: (a, b) => [a[0], a[1] + b[1]] } }], sink: { collect: true } },
       ],
     });`;
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, source);
     const id = await submitJob(url, { module: hash, params: {}, parallelism: 4 });
     await expectFinished(url, id);
     expect(spilledBy(await status(id), 'sum'), 'bytes the reducing tasks spilled').toBeGreaterThan(0);
@@ -127,7 +127,7 @@ describe('jobs on TaskManagers with 512 KiB of managed memory a slot', () => {
         { name: 'sort', inputs: [{ from: 'gen', partitioning: { type: 'forward' } }], operators: [{ sortBy: { key: (r) => r[0] } }, { filter: () => false }], sink: { collect: true } },
       ],
     });`;
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, source);
     const id = await submitJob(url, { module: hash, params: { dirs: dirs.join(',') }, parallelism: 2 });
     const ended = await waitFor(url, id, 60_000);
     expect(ended.state).toBe('FAILED');

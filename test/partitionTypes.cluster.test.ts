@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
 import { callJson } from '../src/job/Http.js';
-import { expectCounts, expectFinished, expectTaskManagersIdle, failure, referenceCount, result, submitJob } from './helpers/jobs.js';
+import { expectCounts, expectFinished, expectTaskManagersIdle, failure, referenceCount, result, submitJob, uploadModule } from './helpers/jobs.js';
 
 /** Built by `npm run build` from test/fixtures/InMemoryPartitionType.ts. */
 const IN_MEMORY_TYPE = path.resolve('dist/test/fixtures/InMemoryPartitionType.js');
@@ -85,14 +85,10 @@ afterAll(async () => {
   await agent.close();
 });
 
-async function upload(source: string): Promise<string> {
-  return (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
-}
-
 describe('partition types chosen per edge, across 2 TaskManagers', () => {
   test('sort-merge, hybrid and a type loaded with --partition-type on one job, parallelism 4: exact, and each edge shows its type', async () => {
     const records = 200_000;
-    const id = await submitJob(url, { module: await upload(CHAIN_JOB), params: { records }, parallelism: 4 });
+    const id = await submitJob(url, { module: await uploadModule(url, CHAIN_JOB), params: { records }, parallelism: 4 });
     await expectFinished(url, id);
     const totals = new Map(await result<[number, number]>(url, id));
     expect(totals).toEqual(new Map(Array.from({ length: 10 }, (_, k) => [k, records / 10])));
@@ -136,13 +132,13 @@ describe('partition types chosen per edge, across 2 TaskManagers', () => {
     expect(job.status).toBe(400);
     expect(job.message).toMatch(/exchange: unknown partition type "shuffle-hash"; known types are pipelined, blocking, sort-merge, hybrid, in-memory/);
     const edge = CHAIN_JOB.replace("exchange: 'hybrid'", "exchange: 'hybird'");
-    const input = await failure(submitJob(url, { module: await upload(edge), params: { records: 10 } }));
+    const input = await failure(submitJob(url, { module: await uploadModule(url, edge), params: { records: 10 } }));
     expect(input.status).toBe(400);
     expect(input.message).toMatch(/stage "fold": the input from "count": unknown partition type "hybird"/);
     const flag = await failure(submitJob(url, { job: 'wordcount', params: { input: work }, compression: 'yes' }));
     expect(flag.status).toBe(400);
     expect(flag.message).toMatch(/compression must be true, false or a codec \(snappy, brotli\), not "yes"/);
-    const onEdge = await failure(submitJob(url, { module: await upload(CHAIN_JOB.replace('compression: true', "compression: 'lz5'")), params: { records: 10 } }));
+    const onEdge = await failure(submitJob(url, { module: await uploadModule(url, CHAIN_JOB.replace('compression: true', "compression: 'lz5'")), params: { records: 10 } }));
     expect(onEdge.status).toBe(400);
     expect(onEdge.message).toMatch(/stage "count": its input from "numbers": compression must be true, false or a codec \(snappy, brotli\), not "lz5"/);
   }, 60_000);

@@ -7,17 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus } from '../src/job/Corpus.js';
 import { callJson } from '../src/job/Http.js';
-import {
-  expectCounts,
-  expectFinished,
-  expectTaskManagersIdle,
-  referenceCount,
-  result,
-  submitJob,
-  waitFor,
-  waitForTaskManagers,
-  waitRunning,
-} from './helpers/jobs.js';
+import { expectCounts, expectFinished, expectTaskManagersIdle, referenceCount, result, submitJob, uploadModule, waitFor, waitForTaskManagers, waitRunning } from './helpers/jobs.js';
 
 let cluster: LocalCluster;
 let url: string;
@@ -48,12 +38,12 @@ afterAll(async () => {
 
 test('a JobManager killed mid-job and started again on its data dir answers for every job, keeps results and modules, and its TaskManagers rejoin', async () => {
   const wordCountModule = await transpileJob('examples/wordcount.ts', fs.readFileSync('examples/wordcount.ts', 'utf8'));
-  const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, wordCountModule, { contentType: 'text/javascript' });
+  const hash = await uploadModule(url, wordCountModule);
   const collected = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4 });
   await expectFinished(url, collected);
   const byModule = await submitJob(url, { module: hash, params: { input: corpus }, parallelism: 4 });
   await expectFinished(url, byModule);
-  const { hash: failingHash } = await callJson<{ hash: string }>('POST', `${url}/modules`, FAILING, { contentType: 'text/javascript' });
+  const failingHash = await uploadModule(url, FAILING);
   const failed = await submitJob(url, { module: failingHash, parallelism: 2, restart: { strategy: 'none' } });
   expect((await waitFor(url, failed)).state).toBe('FAILED');
   const running = await submitJob(url, { job: 'synthetic', params: { records: 500_000_000, keys: 1000 }, parallelism: 4, exchange: 'blocking' });

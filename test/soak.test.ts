@@ -7,7 +7,7 @@ import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { openDescriptors, processStats, type ProcessStats } from '../src/cli/ProcessStats.js';
 import { customers, orders } from '../src/job/builtins/Join.js';
 import { callJson } from '../src/job/Http.js';
-import { expectTaskManagersIdle, failure, sleep, submitJob, waitFor } from './helpers/jobs.js';
+import { expectTaskManagersIdle, failure, sleep, submitJob, uploadModule, waitFor } from './helpers/jobs.js';
 
 // SOAK_JOBS=200 runs a shorter soak while iterating; the suite runs 1,000 jobs.
 const JOBS = Number(process.env.SOAK_JOBS ?? 1000);
@@ -99,16 +99,12 @@ function expectWords(records: unknown[]): void {
 /** Runs one job to its end and checks its state and result. */
 async function runOne(i: number, hashes: { modules: string[]; failing: string }): Promise<void> {
   const { body, expected, cancel, upload } = jobOf(i, hashes);
-  if (upload !== undefined) expect(await uploadModule(upload)).toBe(body.module);
+  if (upload !== undefined) expect(await uploadModule(url, upload)).toBe(body.module);
   const id = await submitJob(url, body);
   if (cancel) await callJson('POST', `${url}/jobs/${id}/cancel`, {});
   const status = await waitFor(url, id, 60_000);
   expect(status.state, `job ${i} ${JSON.stringify(body)}: ${status.error}`).toBe(expected.state);
   if (expected.check) expected.check((await callJson<{ records: unknown[] }>('GET', `${url}/jobs/${id}/result`)).records);
-}
-
-async function uploadModule(source: string): Promise<string> {
-  return (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
 }
 
 /** Runs jobs [from, to) with IN_FLIGHT at a time. */
@@ -174,7 +170,7 @@ afterAll(async () => {
 });
 
 test(`${JOBS} jobs of every kind (modules, failures, cancels): the JobManager's heap, every process's descriptors and threads stay level, nothing is left behind`, async () => {
-  const hashes = { modules: await Promise.all(MODULES.map(uploadModule)), failing: await uploadModule(FAILING) };
+  const hashes = { modules: await Promise.all(MODULES.map((source) => uploadModule(url, source))), failing: await uploadModule(url, FAILING) };
   const started = Date.now();
   await runJobs(0, BASELINE_AT, hashes);
   // Each TaskManager keeps up to twice its slots of idle task threads, each with descriptors of its own. A job of 2

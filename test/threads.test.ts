@@ -12,6 +12,7 @@ import { seededRandom } from '../src/job/Corpus.js';
 import { callJson } from '../src/job/Http.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { tempDir } from './helpers/plane.js';
+import { uploadModule } from './helpers/jobs.js';
 
 const CANCEL_TIMEOUT = 1500;
 const SLOTS = 2;
@@ -41,7 +42,7 @@ class Client {
   }
 
   async upload(source: string): Promise<string> {
-    return (await callJson<{ hash: string }>('POST', `${this.url}/modules`, source, { contentType: 'text/javascript' })).hash;
+    return uploadModule(this.url, source);
   }
 
   status(id: string): Promise<JobStatus> {

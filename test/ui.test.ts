@@ -9,7 +9,7 @@ import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../src/job/Corpus.js';
 import { callJson } from '../src/job/Http.js';
 import { launchBrowser, SCREENSHOTS } from './helpers/browser.js';
-import { waitFor } from './helpers/jobs.js';
+import { uploadModule, waitFor } from './helpers/jobs.js';
 
 // A producer of 4 KiB records and a consumer that spends 2 ms on each: the producer's buffers run out.
 const SLOW_CONSUMER = `export default () => ({
@@ -136,7 +136,7 @@ describe('the web UI in chromium', () => {
   }, 60_000);
 
   test('a slow consumer: the producer stage is shown backpressured, the token given is sent, and the cancel button ends the job', async () => {
-    const { hash } = await callJson<{ hash: string }>('POST', `${url}/modules`, SLOW_CONSUMER, { contentType: 'text/javascript' });
+    const hash = await uploadModule(url, SLOW_CONSUMER);
     const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { module: hash, params: {} });
     const page = await openPage();
     const authorizations = new Set<string>();

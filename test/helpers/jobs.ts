@@ -17,6 +17,11 @@ export async function submitJob(url: string, body: Record<string, unknown>): Pro
   return (await callJson<{ id: string }>('POST', `${url}/jobs`, body)).id;
 }
 
+/** Uploads a job module; its hash, to submit it by. */
+export async function uploadModule(url: string, source: string): Promise<string> {
+  return (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
+}
+
 /** Polls a job until it ended; throws after `timeoutMs`. */
 export async function waitFor(url: string, id: string, timeoutMs = 120_000): Promise<JobStatus> {
   const deadline = Date.now() + timeoutMs;
