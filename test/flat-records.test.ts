@@ -43,6 +43,15 @@ describe('flat records', () => {
     }
   });
 
+  test('a record packed after another was measured is still packed byte for byte (its strings counted again)', () => {
+    const record = ['é'.repeat(40), 7, 'x'.repeat(32)];
+    const size = flatSize(record);
+    flatSize(['a', 'bb', 'ccc']);
+    const target = Buffer.alloc(size);
+    expect(packFlat(record, target, 0)).toBe(size);
+    expect(target).toEqual(packedByMsgpackr(record));
+  });
+
   test('objects, nested or long arrays, undefined and bigints are not flat, and are sized by msgpackr', () => {
     const packr = new Packr();
     for (const record of [{ a: 1 }, [1, [2]], Array.from({ length: 16 }, () => 1), undefined, [undefined], 5n, [1, new Date(0)]]) {

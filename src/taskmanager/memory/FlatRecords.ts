@@ -14,8 +14,17 @@ const MAX_FLAT_LENGTH = 15;
 /** msgpackr's default Packr writes positive integers below this as one byte (0x40-0x7f may name a record structure). */
 const FIXINT_LIMIT = 0x40;
 
+/**
+ * The UTF-8 lengths of the strings of the record flatSize() measured last, in order:
+ * callers pack the record they just measured, and packFlat() need not count its
+ * strings' bytes a second time.
+ */
+const measured = { record: undefined as unknown, strings: new Int32Array(MAX_FLAT_LENGTH), count: 0 };
+
 /** The packed size of a flat record, or -1 if it is not flat. */
 export function flatSize(record: unknown): number {
+  measured.record = record;
+  measured.count = 0;
   if (!Array.isArray(record)) return scalarSize(record);
   const n = record.length;
   if (n > MAX_FLAT_LENGTH) return -1;
@@ -33,10 +42,15 @@ export function flatSize(record: unknown): number {
  * room for `size` bytes. Returns the position after it.
  */
 export function packFlat(record: unknown, target: Buffer, at: number): number {
-  if (!Array.isArray(record)) return packScalar(record, target, at);
+  const lengths = record === measured.record ? measured.strings : null;
+  if (!Array.isArray(record)) return packScalar(record, lengths, 0, target, at);
   const n = record.length;
   target[at++] = 0x90 | n;
-  for (let i = 0; i < n; i++) at = packScalar(record[i], target, at);
+  for (let i = 0, k = 0; i < n; i++) {
+    const value: unknown = record[i];
+    at = packScalar(value, lengths, k, target, at);
+    if (typeof value === 'string') k++;
+  }
   return at;
 }
 
@@ -63,6 +77,7 @@ function numberSize(value: number): number {
 
 function stringSize(value: string): number {
   const bytes = utf8Length(value);
+  measured.strings[measured.count++] = bytes;
   return bytes + (bytes < 0x20 ? 1 : bytes < 0x100 ? 2 : bytes < 0x10000 ? 3 : 5);
 }
 
@@ -82,9 +97,10 @@ function utf8Length(value: string): number {
   return bytes;
 }
 
-function packScalar(value: unknown, target: Buffer, at: number): number {
+/** `lengths[k]`, when given, is the UTF-8 length of `value` if it is a string. */
+function packScalar(value: unknown, lengths: Int32Array | null, k: number, target: Buffer, at: number): number {
   if (typeof value === 'number') return packNumber(value, target, at);
-  if (typeof value === 'string') return packString(value, target, at);
+  if (typeof value === 'string') return packString(value, lengths === null ? utf8Length(value) : lengths[k], target, at);
   target[at] = value === null ? 0xc0 : value ? 0xc3 : 0xc2;
   return at + 1;
 }
@@ -126,8 +142,7 @@ function packNumber(value: number, target: Buffer, at: number): number {
   return at;
 }
 
-function packString(value: string, target: Buffer, at: number): number {
-  const bytes = utf8Length(value);
+function packString(value: string, bytes: number, target: Buffer, at: number): number {
   if (bytes < 0x20) target[at++] = 0xa0 | bytes;
   else if (bytes < 0x100) {
     target[at++] = 0xd9;
