@@ -1,8 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { BufferPool } from '../src/network/buffer/BufferPool.js';
 import { BufferQueue } from '../src/network/buffer/BufferQueue.js';
+import { copyBytes } from '../src/network/buffer/Bytes.js';
 import type { NetworkBuffer } from '../src/network/buffer/NetworkBuffer.js';
 import { MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
+import { seededRandom } from '../src/job/Corpus.js';
 import { KiB, MiB, track, turn } from './helpers/plane.js';
 
 const SEGMENT = 4 * KiB;
@@ -231,5 +233,26 @@ describe('BufferQueue', () => {
     expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
     expect(queue.length).toBe(0);
     expect(queue.shift()).toBeUndefined();
+  });
+});
+
+describe('copyBytes', () => {
+  test('copies exactly the range, at every alignment, between shared and own memory in both directions', () => {
+    const random = seededRandom(9);
+    const shared = Buffer.from(new SharedArrayBuffer(4 * KiB));
+    const own = Buffer.alloc(4 * KiB);
+    for (const [source, target] of [[own, shared], [shared, own], [own, Buffer.alloc(4 * KiB)]]) {
+      for (let i = 0; i < source.length; i++) source[i] = Math.floor(random() * 256);
+      for (let round = 0; round < 300; round++) {
+        const length = round < 40 ? round : Math.floor(random() * 2 * KiB);
+        const from = Math.floor(random() * (source.length - length));
+        const to = Math.floor(random() * (target.length - length));
+        target.fill(0);
+        copyBytes(source, from, target, to, length);
+        const expected = Buffer.alloc(target.length);
+        source.copy(expected, to, from, from + length);
+        expect(target.equals(expected), `${length} bytes from ${from} to ${to}`).toBe(true);
+      }
+    }
   });
 });

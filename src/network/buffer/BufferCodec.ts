@@ -1,5 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { compressSync, uncompressSync } from 'snappy';
+import { copyBytes } from './Bytes.js';
 import { COMPRESSION_CODECS, type CompressionCodec } from './CompressionCodec.js';
 import { NetworkBuffer, UNPOOLED } from './NetworkBuffer.js';
 
@@ -54,7 +55,7 @@ export function compressInPlace(buffer: NetworkBuffer, codec: CompressionCodec):
   const packed = CODECS[codec].compress(buffer.bytes());
   if (packed.length + CODEC_BYTES >= buffer.size) return;
   buffer.segment[0] = COMPRESSION_CODECS.indexOf(codec);
-  packed.copy(buffer.segment, CODEC_BYTES);
+  copyBytes(packed, 0, buffer.segment, CODEC_BYTES, packed.length);
   buffer.size = packed.length + CODEC_BYTES;
   buffer.compressed = true;
 }

@@ -1,5 +1,6 @@
 import { Unpackr } from 'msgpackr';
 import { decompress } from '../buffer/BufferCodec.js';
+import { copyBytes } from '../buffer/Bytes.js';
 import { NetworkBuffer, UNPOOLED } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
 
@@ -82,7 +83,7 @@ export class RecordDeserializer {
   private copyOutOfSharedMemory(buffer: NetworkBuffer): NetworkBuffer {
     const size = buffer.size;
     if (this.scratch.length < size) this.scratch = Buffer.allocUnsafeSlow(buffer.capacity);
-    buffer.segment.copy(this.scratch, 0, 0, size);
+    copyBytes(buffer.segment, 0, this.scratch, 0, size);
     buffer.recycle();
     const copy = new NetworkBuffer(this.scratch, UNPOOLED, buffer.dataType);
     copy.size = size;

@@ -1,3 +1,4 @@
+import { copyBytes } from '../buffer/Bytes.js';
 import { DataType } from '../buffer/NetworkBuffer.js';
 import {
   BODY_LIMITS,
@@ -182,7 +183,7 @@ export class FrameDecoder {
 
   private copyPayload(chunk: Buffer, at: number, end: number): number {
     const take = Math.min(this.remaining, end - at);
-    if (this.target !== null) chunk.copy(this.target, this.targetOffset, at, at + take);
+    if (this.target !== null) copyBytes(chunk, at, this.target, this.targetOffset, take);
     this.targetOffset += take;
     this.remaining -= take;
     if (this.remaining === 0) this.endPayload();
