@@ -48,14 +48,16 @@ const SCRATCH_BYTES = 1 << 12;
  * lines, for example). A chunk may be any Uint8Array; `add` keeps no reference to it.
  *
  * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 20 bytes of
- * place, length, hash and count, and 16 to 32 bytes of table (kept at most half full);
- * arrays double as they grow, so at most about 100 bytes a word plus twice its bytes.
+ * place, length, hash and count, and 32 to 64 bytes of table (16-byte slots, kept at
+ * most half full; a slot holds what a probe compares, so a count touches the slot's
+ * cache line, the word's bytes and its count, not six arrays); arrays double as they
+ * grow, so at most about 110 bytes a word plus twice its bytes.
  * Nothing is kept per occurrence. The caller bounds
  * the number of distinct words, or reads and clears the counter when `size` is large.
  */
 export class WordCounter {
-  private slots = new Int32Array(INITIAL_SLOTS).fill(-1);
-  private slotHashes = new Int32Array(INITIAL_SLOTS);
+  /** Per slot SLOT_INTS ints: the word's hash, entry (-1: empty), arena offset and length, so a probe reads one cache line. */
+  private slots = emptySlots(INITIAL_SLOTS);
   private mask = INITIAL_SLOTS - 1;
   private offsets = new Int32Array(INITIAL_SLOTS >> 1);
   private lengths = new Int32Array(INITIAL_SLOTS >> 1);
@@ -122,7 +124,7 @@ export class WordCounter {
 
   /** Forgets every word; the memory it has grown to is kept for reuse. */
   clear(): void {
-    this.slots.fill(-1);
+    markEmpty(this.slots);
     this.distinct = 0;
     this.arenaUsed = 0;
     this.total = 0;
@@ -227,9 +229,10 @@ export class WordCounter {
     const mask = this.mask;
     let slot = (hash ^ (hash >>> 15)) & mask;
     for (;;) {
-      const e = slots[slot];
+      const at = slot * SLOT_INTS;
+      const e = slots[at + ENTRY];
       if (e < 0) break;
-      if (this.slotHashes[slot] === hash && this.lengths[e] === length && this.equals(e, bytes, start, length)) {
+      if (slots[at] === hash && slots[at + LENGTH] === length && this.equals(slots[at + OFFSET], bytes, start, length)) {
         this.counts[e] += by;
         return;
       }
@@ -238,9 +241,8 @@ export class WordCounter {
     this.insert(slot, bytes, start, length, hash, by);
   }
 
-  private equals(e: number, bytes: Uint8Array, start: number, length: number): boolean {
+  private equals(offset: number, bytes: Uint8Array, start: number, length: number): boolean {
     const arena = this.arena;
-    const offset = this.offsets[e];
     for (let k = 0; k < length; k++) if (arena[offset + k] !== FOLD[bytes[start + k]]) return false;
     return true;
   }
@@ -257,10 +259,9 @@ export class WordCounter {
     this.lengths[e] = length;
     this.hashes[e] = hash;
     this.counts[e] = by;
-    this.slots[slot] = e;
-    this.slotHashes[slot] = hash;
+    fillSlot(this.slots, slot, hash, e, offset, length);
     // At most half full, so probes stay short.
-    if (this.distinct * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    if (this.distinct * 2 > this.mask + 1) this.rehash((this.mask + 1) * 2);
   }
 
   private growEntries(): void {
@@ -283,18 +284,38 @@ export class WordCounter {
   }
 
   private rehash(size: number): void {
-    const slots = new Int32Array(size).fill(-1);
-    const slotHashes = new Int32Array(size);
+    const slots = emptySlots(size);
     const mask = size - 1;
     for (let e = 0; e < this.distinct; e++) {
       const hash = this.hashes[e];
       let slot = (hash ^ (hash >>> 15)) & mask;
-      while (slots[slot] >= 0) slot = (slot + 1) & mask;
-      slots[slot] = e;
-      slotHashes[slot] = hash;
+      while (slots[slot * SLOT_INTS + ENTRY] >= 0) slot = (slot + 1) & mask;
+      fillSlot(slots, slot, hash, e, this.offsets[e], this.lengths[e]);
     }
     this.slots = slots;
-    this.slotHashes = slotHashes;
     this.mask = mask;
   }
+}
+
+/** Ints per slot, and where each field sits in them. */
+const SLOT_INTS = 4;
+const ENTRY = 1;
+const OFFSET = 2;
+const LENGTH = 3;
+
+function emptySlots(count: number): Int32Array {
+  return markEmpty(new Int32Array(count * SLOT_INTS));
+}
+
+function markEmpty(slots: Int32Array): Int32Array {
+  for (let at = ENTRY; at < slots.length; at += SLOT_INTS) slots[at] = -1;
+  return slots;
+}
+
+function fillSlot(slots: Int32Array, slot: number, hash: number, entry: number, offset: number, length: number): void {
+  const at = slot * SLOT_INTS;
+  slots[at] = hash;
+  slots[at + ENTRY] = entry;
+  slots[at + OFFSET] = offset;
+  slots[at + LENGTH] = length;
 }
