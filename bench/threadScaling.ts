@@ -1,5 +1,5 @@
 /**
- * The machine's own scaling for word count: the engine's tokenizer (readChunks into a
+ * The machine's own scaling for word count: the engine's tokenizer (readChunks into one reused buffer, a
  * WordCounter, one string per distinct word at the end) run bare in one worker thread
  * over the whole corpus, then in two threads over half each, with no engine around it.
  * Two slots cannot beat two bare threads: this is the ceiling beside which the engine's
@@ -47,7 +47,7 @@ function countInThread(input: WorkerInput): Promise<number> {
 
 async function count({ files, subtask, threads }: WorkerInput): Promise<number> {
   const counter = new WordCounter();
-  for (const split of splitsFor(files, subtask, threads)) await readChunks(split, (chunk) => counter.add(chunk));
+  for (const split of splitsFor(files, subtask, threads)) await readChunks(split, (chunk) => counter.add(chunk), { reuse: true });
   // The engine makes a string per distinct word at the end, too.
   let distinct = 0;
   for (const _entry of counter.entries()) distinct++;

@@ -110,9 +110,13 @@ describe('accumulate operator', () => {
     expect(() => validateJob(job, 1)).toThrow(message);
   });
 
-  test('a text source whose chunks is no boolean is refused', () => {
-    const job: JobDefinition = { name: 'j', stages: [{ name: 's', source: { text: 'x', chunks: 'yes' as never }, sink: { collect: true } }] };
-    expect(() => validateJob(job, 1)).toThrow(/source chunks must be true or false, not "yes"/);
+  test.each([
+    ['chunks is no boolean', { text: 'x', chunks: 'yes' as never }, /source chunks must be true or false, not "yes"/],
+    ['reuse is no boolean', { text: 'x', chunks: true, reuse: 1 as never }, /source reuse must be true or false, not 1/],
+    ['reuse is asked of lines', { text: 'x', reuse: true }, /source reuse applies to chunks only; set chunks: true/],
+  ])('a text source whose %s is refused', (_, source, message) => {
+    const job: JobDefinition = { name: 'j', stages: [{ name: 's', source, sink: { collect: true } }] };
+    expect(() => validateJob(job, 1)).toThrow(message);
   });
 });
 
@@ -121,7 +125,7 @@ async function runWordCountStages(input: string, parallelism: number): Promise<{
   const job = wordCount({ input });
   validateJob(job, parallelism);
   const [tokenize, count] = job.stages;
-  expect(tokenize.source).toEqual({ text: input, chunks: true });
+  expect(tokenize.source).toEqual({ text: input, chunks: true, reuse: true });
   const partitioning = count.inputs![0].partitioning;
   if (partitioning.type !== 'hash') throw new Error('count reads a hash exchange');
   const exchanged: unknown[][] = Array.from({ length: parallelism }, () => []);
@@ -131,7 +135,7 @@ async function runWordCountStages(input: string, parallelism: number): Promise<{
       shipped++;
       exchanged[channelForKey(partitioning.key(r), parallelism)].push(r);
     }, async () => {});
-    for (const split of splitsFor(listInputFiles(input), subtask, parallelism)) await readChunks(split, chain.push);
+    for (const split of splitsFor(listInputFiles(input), subtask, parallelism)) await readChunks(split, chain.push, { reuse: true });
     await chain.end();
   }
   const counts = new Map<string, number>();

@@ -34,7 +34,7 @@ describe('readChunks', () => {
         const chunks: Buffer[] = [];
         for (let subtask = 0; subtask < parallelism; subtask++) {
           for (const split of splitsFor(files, subtask, parallelism)) {
-            await readChunks(split, (chunk) => void chunks.push(chunk), chunkBytes, readSize);
+            await readChunks(split, (chunk) => void chunks.push(chunk), { chunkBytes, readSize });
           }
         }
         const label = `parallelism ${parallelism}, chunks of ${chunkBytes}, reads of ${readSize}`;
@@ -56,7 +56,7 @@ describe('readChunks', () => {
           const lines: string[] = [];
           await readLines(split, (line) => void lines.push(line), 100);
           const chunks: Buffer[] = [];
-          await readChunks(split, (chunk) => void chunks.push(chunk), 50, 100);
+          await readChunks(split, (chunk) => void chunks.push(chunk), { chunkBytes: 50, readSize: 100 });
           const text = Buffer.concat(chunks).toString('utf8');
           const fromChunks = text === '' ? [] : text.replace(/\n$/, '').split('\n');
           expect(fromChunks).toEqual(lines);
@@ -65,11 +65,32 @@ describe('readChunks', () => {
     }
   });
 
+  test('reuse: the same bytes, each chunk read before the next comes, all in one buffer that is overwritten', async () => {
+    const random = seededRandom(11);
+    const file = path.join(work, 'reuse.txt');
+    const bytes = randomFile(random);
+    fs.writeFileSync(file, bytes);
+    const copies: Buffer[] = [];
+    const memory = new Set<ArrayBufferLike>();
+    const kept: Buffer[] = [];
+    const options = { chunkBytes: 100, readSize: 1000, reuse: true };
+    await readChunks({ file, start: 0, end: bytes.length }, (chunk) => {
+      copies.push(Buffer.from(chunk));
+      kept.push(chunk);
+      memory.add(chunk.buffer);
+    }, options);
+    expect(Buffer.concat(copies).equals(bytes)).toBe(true);
+    expect(copies.length).toBeGreaterThan(10);
+    // Few buffers for many reads (one grows only for a line longer than a read), and what was kept is overwritten.
+    expect(memory.size).toBeLessThan(5);
+    expect(Buffer.concat(kept).equals(bytes)).toBe(false);
+  });
+
   test('chunks are about the asked size: at least it, unless the run of lines ends first', async () => {
     const file = path.join(work, 'sizes.txt');
     fs.writeFileSync(file, Array.from({ length: 10_000 }, (_, i) => `line ${i}`).join('\n') + '\n');
     const chunks: Buffer[] = [];
-    await readChunks({ file, start: 0, end: fs.statSync(file).size }, (chunk) => void chunks.push(chunk), 1000);
+    await readChunks({ file, start: 0, end: fs.statSync(file).size }, (chunk) => void chunks.push(chunk), { chunkBytes: 1000 });
     expect(chunks.slice(0, -1).every((c) => c.length >= 1000 && c.length < 1020)).toBe(true);
   });
 });

@@ -86,9 +86,12 @@ export type Source =
    * Lines of a text file, a folder of them or a glob, split across subtasks by file
    * and byte range: each line a string, or with `chunks: true` the undecoded UTF-8
    * bytes of whole lines, a Buffer of about 64 KiB at a time (for byte-level work
-   * such as WordCounter; each line still belongs to exactly one subtask).
+   * such as WordCounter; each line still belongs to exactly one subtask). With
+   * `reuse: true` the chunks share one buffer, each valid only until the operator
+   * chain is done with it (Flink's object reuse): for operators that keep nothing of
+   * a chunk, it saves faulting in fresh memory for every megabyte read.
    */
-  | { text: string; chunks?: boolean }
+  | { text: string; chunks?: boolean; reuse?: boolean }
   /** Records a function generates for subtask i of n. */
   | { generate: (subtask: number, parallelism: number) => Iterable<unknown> };
 
@@ -198,12 +201,18 @@ function checkStage(stage: StageDefinition, byName: Map<string, StageDefinition>
     const missing = (['create', 'add', 'emit'] as const).filter((f) => typeof spec?.[f] !== 'function');
     if (missing.length > 0) throw new InvalidJobError(`stage "${stage.name}": operator ${i} (accumulate) needs the function${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
   });
-  if (stage.source && 'text' in stage.source && stage.source.chunks !== undefined && typeof stage.source.chunks !== 'boolean') {
-    throw new InvalidJobError(`stage "${stage.name}": source chunks must be true or false, not ${JSON.stringify(stage.source.chunks)}`);
-  }
+  if (stage.source && 'text' in stage.source) validateTextSource(stage.name, stage.source);
   if (inputs.length > 1 && !('join' in (operators[0] ?? {}))) {
     throw new InvalidJobError(`stage "${stage.name}" has ${inputs.length} inputs; only a join reads more than one`);
   }
+}
+
+function validateTextSource(stage: string, source: { chunks?: unknown; reuse?: unknown }): void {
+  for (const flag of ['chunks', 'reuse'] as const) {
+    const value = source[flag];
+    if (value !== undefined && typeof value !== 'boolean') throw new InvalidJobError(`stage "${stage}": source ${flag} must be true or false, not ${JSON.stringify(value)}`);
+  }
+  if (source.reuse === true && source.chunks !== true) throw new InvalidJobError(`stage "${stage}": source reuse applies to chunks only; set chunks: true`);
 }
 
 function topologicalOrder(stages: StageDefinition[], byName: Map<string, StageDefinition>): StageDefinition[] {

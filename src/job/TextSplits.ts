@@ -69,15 +69,16 @@ export async function readLines(
  * about `chunkBytes` or more at a time (a longer line is a chunk of its own), each
  * line with its newline but the file's last if it has none. The same lines as
  * readLines, undecoded: a chunk of UTF-8 text never cuts a character. A chunk is the
- * caller's to keep: it is never overwritten (each read fills a fresh buffer).
+ * caller's to keep: it is never overwritten (each read fills a fresh buffer), unless
+ * `reuse` reads every chunk into one buffer, each chunk valid only until onChunk
+ * (and the promise it returns) is done: no fresh memory to fault in per read.
  */
 export async function readChunks(
   split: TextSplit,
   onChunk: (chunk: Buffer) => void | Promise<void>,
-  chunkBytes = TEXT_CHUNK,
-  readSize = CHUNK,
+  { chunkBytes = TEXT_CHUNK, readSize = CHUNK, reuse = false }: { chunkBytes?: number; readSize?: number; reuse?: boolean } = {},
 ): Promise<void> {
-  await readLineRuns(split, readSize, false, async (data, start, end) => {
+  await readLineRuns(split, readSize, reuse, async (data, start, end) => {
     // The run's own newline at `end`, if it has one, goes with its last line.
     const stop = end < data.length ? end + 1 : end;
     while (start < stop) {

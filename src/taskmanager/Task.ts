@@ -204,7 +204,7 @@ export class Task {
           this.checkCanceled();
           return chain.push(record);
         };
-        await (source.chunks ? readChunks(split, push) : readLines(split, push));
+        await (source.chunks ? readChunks(split, push, { reuse: source.reuse }) : readLines(split, push));
       }
       return;
     }

@@ -23,10 +23,13 @@ export class JobBuilder {
 
   /**
    * The same text as chunks of whole lines (about 64 KiB of UTF-8 each): for a job
-   * that scans bytes itself, such as the word count's byte-level counter.
+   * that scans bytes itself, such as the word count's byte-level counter. `reuse`:
+   * every chunk in one buffer, valid only until the next operator is done with it;
+   * for operators that keep nothing of a chunk (no emitting it, no holding it).
    */
-  readTextChunks(path: string): Stream<Uint8Array> {
-    return new Stream<Uint8Array>(this.plan, this.plan.add('text', { text: path, chunks: true }), 0);
+  readTextChunks(path: string, options: { reuse?: boolean } = {}): Stream<Uint8Array> {
+    const source = options.reuse ? { text: path, chunks: true, reuse: true } : { text: path, chunks: true };
+    return new Stream<Uint8Array>(this.plan, this.plan.add('text', source), 0);
   }
 
   /** The records `generator` yields for task `subtask` of `parallelism`. */

@@ -37,7 +37,8 @@ export function wordCount(params: Record<string, unknown>): JobDefinition {
   const output = params.output === undefined ? undefined : requireString(params, 'output');
   const job = new JobBuilder('wordcount');
   const counts = job
-    .readTextChunks(input)
+    // The counter copies what it keeps (a distinct word's bytes), so the chunks can share one buffer.
+    .readTextChunks(input, { reuse: true })
     .accumulate(countWords)
     .name('tokenize')
     .keyBy(([word]) => word)
