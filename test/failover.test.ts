@@ -93,11 +93,14 @@ test('blocking word count: a TaskManager killed while its map task runs; the job
 }, 90_000);
 
 test('pipelined word count: a TaskManager killed mid-job restarts the region and the job finishes exact', async () => {
-  const id = await wordCount({ every: 200, tokenizePauseMs: 20 }, { exchange: 'pipelined' });
+  // The count tasks hold their records until the kill has landed: the job cannot end first, however slow the machine.
+  const gate = path.join(work, 'pipelined-kill-gate');
+  const id = await wordCount({ every: 200, tokenizePauseMs: 20, holdUntil: gate }, { exchange: 'pipelined' });
   const running = await waitUntil(url, id, (j) => j.tasks.every((t) => t.state === 'RUNNING'), 'every task running');
   // A count task runs to the job's end; a tokenize task may finish before the kill lands, and its TaskManager then holds nothing to lose.
   const victim = running.tasks.find((t) => t.stage === 'count' && t.subtask === 3)!.taskManager;
   await killHard(await processOf(url, victim, cluster.processes));
+  fs.writeFileSync(gate, '');
   const status = await waitFor(url, id, 60_000);
   expect(status.state, status.error).toBe('FINISHED');
   expectCounts(await result<[string, number]>(url, id), reference);

@@ -41,6 +41,11 @@ export interface JobException {
 
 /** Regions reset for a restart, deployed again once the restart delay passed and their slots are on live TaskManagers. */
 interface PendingRestart {
+  /**
+   * A restart (counted, after its delay), not a deployment that waits for a suspect
+   * TaskManager's check or for slots: a failure during such a wait is a restart of its own.
+   */
+  restart: boolean;
   /** When the delay passed, and since when slots have been waited for; null while the delay runs. */
   since: number | null;
   timer: NodeJS.Timeout | null;
@@ -240,7 +245,7 @@ export class Scheduler {
     // Nothing ran on a lost TaskManager, but partitions still to be read were there.
     if (failed.length === 0) job.exceptions.push({ time, task: '', attempt: 0, taskManager: lost?.id ?? '', message });
     // A restart not yet carried out takes in what fails meanwhile (the same loss seen by another task, say).
-    const joining = job.pending !== null;
+    const joining = job.pending?.restart === true;
     const delay = joining ? 0 : restartDelay(job.restart, job.restarts + 1);
     if (delay === null) {
       const spent = job.restart.strategy === 'none' ? describeStrategy(job.restart) : `${job.restarts} restarts, ${describeStrategy(job.restart)}`;
@@ -254,7 +259,7 @@ export class Scheduler {
     for (const r of restart) this.resetRegion(job, r);
     if (joining) return;
     job.restarts++;
-    job.pending = { since: null, timer: setTimeout(() => this.delayPassed(job), delay) };
+    job.pending = { restart: true, since: null, timer: setTimeout(() => this.delayPassed(job), delay) };
   }
 
   private delayPassed(job: Job): void {
@@ -365,7 +370,7 @@ export class Scheduler {
     if (job.pending) return;
     // A TaskManager of the job is being checked, or left while nothing of it ran there: wait as a restart does.
     if (graph.slotOwners.some((id) => this.registry.isSuspect(id)) || this.relocateSlots(job) > 0) {
-      job.pending = { since: Date.now(), timer: null };
+      job.pending = { restart: false, since: Date.now(), timer: null };
       return;
     }
     graph.regions.forEach((_, index) => {
