@@ -1,6 +1,6 @@
 /**
- * The machine's own scaling for word count: the engine's tokenizer (readChunks into one reused buffer, a
- * WordCounter, one string per distinct word at the end) run bare in one worker thread
+ * The machine's own scaling for word count: the engine's tokenizer (readChunks into one
+ * reused buffer, a WordCounter, one string per distinct word at the end) run bare in one worker thread
  * over the whole corpus, then in two threads over half each, with no engine around it.
  * Two slots cannot beat two bare threads: this is the ceiling beside which the engine's
  * 2-slot figure is judged. Imported, it offers the measurement; as a worker it counts.
