@@ -47,11 +47,11 @@ const SCRATCH_BYTES = 1 << 12;
  * Each chunk given to `add` is tokenized on its own: its ends are word ends (whole
  * lines, for example). A chunk may be any Uint8Array; `add` keeps no reference to it.
  *
- * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 20 bytes of
- * place, length, hash and count, and 32 to 64 bytes of table (16-byte slots, kept at
- * most half full; a slot holds what a probe compares, so a count touches the slot's
- * cache line, the word's bytes and its count, not six arrays); arrays double as they
- * grow, so at most about 110 bytes a word plus twice its bytes.
+ * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 16 bytes of
+ * place, length and count, and 32 to 64 bytes of table (16-byte slots, kept at most
+ * half full; a slot holds what a probe compares, so a count touches the slot's cache
+ * line, the word's bytes and its count, not six arrays); arrays double as they grow,
+ * so at most about 100 bytes a word plus twice its bytes.
  * Nothing is kept per occurrence. The caller bounds
  * the number of distinct words, or reads and clears the counter when `size` is large.
  */
@@ -61,7 +61,6 @@ export class WordCounter {
   private mask = INITIAL_SLOTS - 1;
   private offsets = new Int32Array(INITIAL_SLOTS >> 1);
   private lengths = new Int32Array(INITIAL_SLOTS >> 1);
-  private hashes = new Int32Array(INITIAL_SLOTS >> 1);
   private counts = new Float64Array(INITIAL_SLOTS >> 1);
   private distinct = 0;
   private arena = Buffer.allocUnsafe(INITIAL_ARENA);
@@ -257,7 +256,6 @@ export class WordCounter {
     this.arenaUsed += length;
     this.offsets[e] = offset;
     this.lengths[e] = length;
-    this.hashes[e] = hash;
     this.counts[e] = by;
     fillSlot(this.slots, slot, hash, e, offset, length);
     // At most half full, so probes stay short.
@@ -273,7 +271,6 @@ export class WordCounter {
     };
     this.offsets = grow(this.offsets, (n) => new Int32Array(n));
     this.lengths = grow(this.lengths, (n) => new Int32Array(n));
-    this.hashes = grow(this.hashes, (n) => new Int32Array(n));
     this.counts = grow(this.counts, (n) => new Float64Array(n));
   }
 
@@ -283,14 +280,17 @@ export class WordCounter {
     this.arena = arena;
   }
 
+  /** Moves every occupied slot, as it is, into a table of `size` slots. */
   private rehash(size: number): void {
+    const old = this.slots;
     const slots = emptySlots(size);
     const mask = size - 1;
-    for (let e = 0; e < this.distinct; e++) {
-      const hash = this.hashes[e];
+    for (let from = 0; from < old.length; from += SLOT_INTS) {
+      if (old[from + ENTRY] < 0) continue;
+      const hash = old[from];
       let slot = (hash ^ (hash >>> 15)) & mask;
       while (slots[slot * SLOT_INTS + ENTRY] >= 0) slot = (slot + 1) & mask;
-      fillSlot(slots, slot, hash, e, this.offsets[e], this.lengths[e]);
+      slots.set(old.subarray(from, from + SLOT_INTS), slot * SLOT_INTS);
     }
     this.slots = slots;
     this.mask = mask;
