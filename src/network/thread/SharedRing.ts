@@ -4,7 +4,10 @@
  * message each. The writer publishes whole entries by moving the tail; the reader
  * takes everything up to the tail and moves the head. A reader with nothing to
  * read sleeps in Atomics.waitAsync, and only then does the writer notify it, so
- * two busy threads exchange entries with no wake-up at all.
+ * two busy threads exchange entries with no wake-up at all. The sleep is bounded
+ * (RECHECK_MS): on Node 20 a notify has been seen not to wake a registered waiter
+ * (1 in about 20 benchmark runs, a transport stalled for minutes with entries
+ * published; a second notify woke it), so a reader looks again however it woke.
  *
  * Positions count modulo twice the capacity, so that a full ring and an empty one
  * differ and the counters never overflow however long the threads live.
@@ -20,6 +23,9 @@ const TAIL = 0;
 const HEAD = 1;
 const SLEEPING = 2;
 const HEADER = 4;
+
+/** The longest a reader sleeps before it looks at the tail again, should a notify not wake it. */
+export const RECHECK_MS = 50;
 
 /** Ints in a ring: 256 KiB, thousands of entries (an entry is a few ints, more with a string operand). */
 export const DEFAULT_RING_CAPACITY = 1 << 16;
@@ -114,7 +120,7 @@ export class RingReader {
         Atomics.store(this.ints, SLEEPING, 0);
         continue;
       }
-      const wait = Atomics.waitAsync(this.ints, TAIL, tail);
+      const wait = Atomics.waitAsync(this.ints, TAIL, tail, RECHECK_MS);
       if (wait.async) await wait.value;
     }
   }
