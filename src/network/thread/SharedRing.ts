@@ -4,10 +4,10 @@
  * message each. The writer publishes whole entries by moving the tail; the reader
  * takes everything up to the tail and moves the head. A reader with nothing to
  * read sleeps in Atomics.waitAsync, and only then does the writer notify it, so
- * two busy threads exchange entries with no wake-up at all. The sleep is bounded
- * (RECHECK_MS): on Node 20 a notify has been seen not to wake a registered waiter
- * (1 in about 20 benchmark runs, a transport stalled for minutes with entries
- * published; a second notify woke it), so a reader looks again however it woke.
+ * two busy threads exchange entries with no wake-up at all. On Node 20 a notify has
+ * been seen not to wake a registered waiter (1 in about 20 benchmark runs: a
+ * transport stalled for minutes with entries published; a second notify woke it),
+ * so every RECHECK_MS a reader with entries waiting wakes itself.
  *
  * Positions count modulo twice the capacity, so that a full ring and an empty one
  * differ and the counters never overflow however long the threads live.
@@ -24,7 +24,7 @@ const HEAD = 1;
 const SLEEPING = 2;
 const HEADER = 4;
 
-/** The longest a reader sleeps before it looks at the tail again, should a notify not wake it. */
+/** How often a reader checks that it is not asleep on published entries, should a notify not wake it. */
 export const RECHECK_MS = 50;
 
 /** Ints in a ring: 256 KiB, thousands of entries (an entry is a few ints, more with a string operand). */
@@ -112,17 +112,28 @@ export class RingReader {
 
   /** Reads in the background until stop(): sleeps while the ring is empty. */
   async start(): Promise<void> {
-    while (!this.stopped) {
-      this.drain();
-      Atomics.store(this.ints, SLEEPING, 1);
-      const tail = Atomics.load(this.ints, TAIL);
-      if (tail !== this.head) {
-        Atomics.store(this.ints, SLEEPING, 0);
-        continue;
+    // A timer, not a timeout on each wait: that would cost a timer per sleep, thousands a second.
+    const recheck = setInterval(() => this.wakeIfBehind(), RECHECK_MS).unref();
+    try {
+      while (!this.stopped) {
+        this.drain();
+        Atomics.store(this.ints, SLEEPING, 1);
+        const tail = Atomics.load(this.ints, TAIL);
+        if (tail !== this.head) {
+          Atomics.store(this.ints, SLEEPING, 0);
+          continue;
+        }
+        const wait = Atomics.waitAsync(this.ints, TAIL, tail);
+        if (wait.async) await wait.value;
       }
-      const wait = Atomics.waitAsync(this.ints, TAIL, tail, RECHECK_MS);
-      if (wait.async) await wait.value;
+    } finally {
+      clearInterval(recheck);
     }
+  }
+
+  /** Runs only while the loop above awaits: entries published meanwhile mean a notify went astray. */
+  private wakeIfBehind(): void {
+    if (Atomics.load(this.ints, TAIL) !== this.head) Atomics.notify(this.ints, TAIL);
   }
 
   /**
