@@ -26,7 +26,10 @@ export function listInputFiles(input: string): string[] {
   throw new Error(`input ${input} does not exist`);
 }
 
-/** Cuts the files into about equal byte ranges and gives subtask i of n its contiguous share. */
+/**
+ * Cuts the files into about equal byte ranges and gives subtask i of n its contiguous
+ * share: fixed splits, for work outside a cluster (a cluster's sources ask the SplitAssigner).
+ */
 export function splitsFor(files: string[], subtask: number, parallelism: number): TextSplit[] {
   const sizes = files.map((file) => fs.statSync(file).size);
   const total = sizes.reduce((a, b) => a + b, 0);

@@ -347,6 +347,26 @@ export class JobManager {
         return {};
       },
     );
+    // A text source's next splits for a task's attempt; a refusal (409) fails the task with its message.
+    http.post<{ Params: { taskId: string }; Body: { attempt: number; request: number } }>(
+      '/internal/tasks/:taskId/splits',
+      {
+        schema: {
+          body: {
+            type: 'object',
+            required: ['attempt', 'request'],
+            properties: { attempt: { type: 'integer', minimum: 0 }, request: { type: 'integer', minimum: 0 } },
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          return { splits: this.scheduler.nextSplits(request.params.taskId, request.body.attempt, request.body.request) };
+        } catch (error) {
+          return reply.code(409).send({ error: (error as Error).message });
+        }
+      },
+    );
     http.post<{ Body: { partitionId: string; location: PartitionLocation } }>('/internal/partitions/ready', async (request) => {
       this.scheduler.partitionReady(request.body.partitionId, request.body.location);
       return {};

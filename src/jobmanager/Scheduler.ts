@@ -13,6 +13,8 @@ import { regionsToRestart } from './PipelinedRegions.js';
 import { describeStrategy, restartDelay, type RestartStrategy } from './RestartStrategy.js';
 import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
 import { ratesBetween } from './TaskRates.js';
+import { SplitAssigner, SplitRequestError } from './SplitAssigner.js';
+import type { TextSplit } from '../job/TextSplits.js';
 import { log } from '../Logger.js';
 
 export type JobState = 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
@@ -69,6 +71,8 @@ export interface Job extends JobSubmission {
   restarts: number;
   exceptions: JobException[];
   pending: PendingRestart | null;
+  /** Each text source's splits, handed out as its subtasks ask; by stage, made at the first ask. */
+  splits: Map<string, SplitAssigner>;
 }
 
 const TERMINAL: ReadonlySet<string> = new Set(['FINISHED', 'FAILED', 'CANCELED']);
@@ -118,6 +122,7 @@ export class Scheduler {
       restarts: 0,
       exceptions: [],
       pending: null,
+      splits: new Map(),
     };
     this.jobs.set(id, job);
     this.history.submitted(snapshot(job));
@@ -219,6 +224,27 @@ export class Scheduler {
     job.resultBytes.set(index, packed.length);
     // The job ended while they were written (it failed or was canceled): they are not kept.
     if (isTerminal(job.state) && job.state !== 'FINISHED') await this.history.dropResults(job.seq);
+  }
+
+  /**
+   * The next splits of a text source for a subtask's attempt (its request number
+   * `request`, from 0): empty once its input is all handed out. Throws a
+   * SplitRequestError for an attempt that no longer runs.
+   */
+  nextSplits(taskId: string, attempt: number, request: number): TextSplit[] {
+    const job = this.jobOfTask(taskId);
+    const vertex = job?.graph?.vertices.get(taskId);
+    if (!job || !vertex || vertex.attempt !== attempt || isTerminal(job.state)) {
+      throw new SplitRequestError(`task ${taskId} attempt ${attempt} is not running: it gets no splits`);
+    }
+    const source = job.graph!.stages.find((s) => s.name === vertex.stage)?.source;
+    if (source === undefined || !('text' in source)) throw new SplitRequestError(`task ${taskId} does not read text`);
+    let assigner = job.splits.get(vertex.stage);
+    if (assigner === undefined) {
+      assigner = new SplitAssigner(source.text, vertex.parallelism);
+      job.splits.set(vertex.stage, assigner);
+    }
+    return assigner.next(vertex.subtask, attempt, request);
   }
 
   /** A TaskManager is gone with its tasks and partitions: every job it served restarts what it lost. */
@@ -333,6 +359,7 @@ export class Scheduler {
           .then(() => callJson('POST', `${tmUrl(tm)}/jobs/${job.id}/release`, { partitions }))
           .catch((e: Error) => this.unreachable(tm, `could not stop task ${vertex.taskId}`, e));
       }
+      job.splits.get(vertex.stage)?.giveBack(vertex.subtask);
       vertex.attempt++;
       vertex.state = 'CREATED';
       vertex.error = undefined;

@@ -1,7 +1,7 @@
 import type { JobDefinition, Partitioning, Sink, StageDefinition } from '../job/JobDefinition.js';
 import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
 import { openTextSink, type TextSinkWriter } from '../job/TextSink.js';
-import { listInputFiles, readChunks, readLines, splitsFor } from '../job/TextSplits.js';
+import { readChunks, readLines, type TextSplit } from '../job/TextSplits.js';
 import type { InputGate } from '../network/consumer/InputGate.js';
 import { RecordReader } from '../network/consumer/RecordReader.js';
 import type { ResultPartitionWriter } from '../network/partition/ResultPartitionWriter.js';
@@ -22,6 +22,8 @@ import { combinerOf, combining, compileChain, type Chain, type Emit } from './Op
 export interface TaskListener {
   /** The records of a collect sink, once its input ended; the task finishes when they are delivered. */
   collected(records: unknown[]): Promise<void>;
+  /** The next splits of the task's text source, handed out as the task asks; empty once none are left. */
+  nextSplits(): Promise<TextSplit[]>;
 }
 
 /** A task's data plane: its output partitions and input gates, by their index in its deployment. */
@@ -198,13 +200,15 @@ export class Task {
     const source = this.stage.source!;
     const { subtask, parallelism } = this.descriptor;
     if ('text' in source) {
-      for (const split of splitsFor(listInputFiles(source.text), subtask, parallelism)) {
+      const push = (record: string | Buffer): void | Promise<void> => {
         this.checkCanceled();
-        const push = (record: string | Buffer): void | Promise<void> => {
+        return chain.push(record);
+      };
+      for (let splits = await this.listener.nextSplits(); splits.length > 0; splits = await this.listener.nextSplits()) {
+        for (const split of splits) {
           this.checkCanceled();
-          return chain.push(record);
-        };
-        await (source.chunks ? readChunks(split, push, { reuse: source.reuse }) : readLines(split, push));
+          await (source.chunks ? readChunks(split, push, { reuse: source.reuse }) : readLines(split, push));
+        }
       }
       return;
     }

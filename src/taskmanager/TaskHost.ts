@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { emptyCounters, type PartitionLocation, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import type { TextSplit } from '../job/TextSplits.js';
 import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
@@ -13,6 +14,8 @@ export interface TaskHostListener {
   partitionReady(partitionId: string): void;
   /** Delivers a collect sink's packed records; the task fails if this rejects. */
   collected(records: Uint8Array): Promise<void>;
+  /** Answers the task's request number `request` (0, 1, ...) for the next splits of its text source. */
+  nextSplits(request: number): Promise<TextSplit[]>;
 }
 
 export interface TaskOutcome {
@@ -42,6 +45,7 @@ export class TaskHost {
   private readonly ended: Promise<TaskOutcome>;
   private cancelTimer: NodeJS.Timeout | null = null;
   private canceled = false;
+  private splitRequests = 0;
 
   constructor(
     readonly descriptor: TaskDeploymentDescriptor,
@@ -168,6 +172,11 @@ export class TaskHost {
       this.listener.collected(control.records).then(
         () => this.post({ type: 'collected', error: null }),
         (error: Error) => this.post({ type: 'collected', error: `could not deliver the collected records: ${error.message}` }),
+      );
+    } else if (control.type === 'splits') {
+      this.listener.nextSplits(this.splitRequests++).then(
+        (splits) => this.post({ type: 'splits', splits, error: null }),
+        (error: Error) => this.post({ type: 'splits', splits: [], error: `could not get the next splits of the input: ${error.message}` }),
       );
     } else {
       this.counters = control.counters;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { callJson, HttpError, retrying } from '../job/Http.js';
 import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState, type TaskStateReport } from '../job/TaskDeployment.js';
+import type { TextSplit } from '../job/TextSplits.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
 import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
@@ -301,6 +302,7 @@ export class TaskManager {
         {
           partitionReady: (partitionId) => this.announcePartition(partitionId),
           collected: (records) => this.sendResults(taskId, attempt, records),
+          nextSplits: (request) => this.requestSplits(taskId, attempt, request),
         },
         this.slotMemory(taskId),
       );
@@ -363,7 +365,13 @@ export class TaskManager {
     await retrying(() => callJson('POST', url, body, { contentType: 'application/x-msgpack' }));
   }
 
-  /** A task's state; the task is null when it failed before it could be created. */
+  /** A text source's next splits, retried like a state report: a repeated request gets the same answer. */
+  private async requestSplits(taskId: string, attempt: number, request: number): Promise<TextSplit[]> {
+    const url = `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/splits`;
+    return (await retrying(() => callJson<{ splits: TextSplit[] }>('POST', url, { attempt, request }))).splits;
+  }
+
+    /** A task's state; the task is null when it failed before it could be created. */
   private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, at: number, error?: string): Promise<void> {
     const { taskId, attempt } = descriptor;
     const body: TaskStateReport & { taskManagerId: string } = { state, attempt, error, counters: task?.counters, at, taskManagerId: this.id };

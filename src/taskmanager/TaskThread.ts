@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { pack } from 'msgpackr';
 import { JobLoader } from '../job/JobLoader.js';
 import { emptyCounters, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import type { TextSplit } from '../job/TextSplits.js';
 import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
 import { HandoverLink } from '../network/thread/HandoverLink.js';
 import { TaskEnd } from '../network/thread/TaskEnd.js';
@@ -23,6 +24,7 @@ interface Running {
   task: Task | null;
   canceled: boolean;
   delivered: ((error: string | null) => void) | null;
+  splitsAnswered: ((answer: Extract<ToTaskThread, { type: 'splits' }>) => void) | null;
 }
 
 const port = parentPort!;
@@ -40,6 +42,7 @@ port.on('message', (message: unknown) => {
   const control = message as ToTaskThread;
   if (control.type === 'run') void run(control.descriptor, control.memory);
   else if (control.type === 'cancel') cancel();
+  else if (control.type === 'splits') running?.splitsAnswered?.(control);
   else running?.delivered?.(control.error);
 });
 
@@ -55,7 +58,7 @@ function send(state: Running, message: FromTaskThread): void {
 
 async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySpec): Promise<void> {
   const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions, compression: out.compression }));
-  const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null };
+  const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null, splitsAnswered: null };
   running = state;
   const timer = setInterval(() => state.task && send(state, { type: 'counters', counters: state.task.counters }), COUNTERS_INTERVAL_MS);
   let endState: TaskEndState = 'FINISHED';
@@ -63,7 +66,8 @@ async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySp
   try {
     const job = await loader.load(descriptor.job);
     if (state.canceled) throw new Error(`task ${descriptor.taskId} was canceled`);
-    state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), { collected: (records) => collect(state, records) }, memory);
+    const listener = { collected: (records: unknown[]) => collect(state, records), nextSplits: () => nextSplits(state) };
+    state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), listener, memory);
     await state.task.run();
   } catch (failure) {
     endState = state.canceled ? 'CANCELED' : 'FAILED';
@@ -95,5 +99,17 @@ function collect(state: Running, records: unknown[]): Promise<void> {
       else reject(new Error(error));
     };
     send(state, { type: 'collect', records: packed });
+  });
+}
+
+/** Asks the network thread for the next splits of the task's text source; resolves with them (none left: empty). */
+function nextSplits(state: Running): Promise<TextSplit[]> {
+  return new Promise((resolve, reject) => {
+    state.splitsAnswered = ({ splits, error }) => {
+      state.splitsAnswered = null;
+      if (error === null) resolve(splits);
+      else reject(new Error(error));
+    };
+    send(state, { type: 'splits' });
   });
 }
