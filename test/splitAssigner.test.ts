@@ -2,21 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { seededRandom } from '../src/job/Corpus.js';
 import type { TextSplit } from '../src/job/TextSplits.js';
 import { MIN_SPLIT_BYTES, SplitAssigner, SplitRequestError } from '../src/jobmanager/SplitAssigner.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-splits-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-/** A deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** A folder of files of these sizes (their bytes do not matter to the assigner). */
 function folder(name: string, sizes: number[]): string {
@@ -95,7 +86,7 @@ describe('SplitAssigner', () => {
 
   test('property: random sizes, parallelism, turns, restarts and repeats cover every byte exactly once', () => {
     for (let seed = 1; seed <= 60; seed++) {
-      const rand = random(seed);
+      const rand = seededRandom(seed);
       const sizes = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => (rand() < 0.15 ? 0 : Math.floor(rand() * 9 * MIN_SPLIT_BYTES)));
       const input = folder(`random-${seed}`, sizes);
       const p = 1 + Math.floor(rand() * 6);

@@ -85,8 +85,9 @@ export type Source =
   /**
    * Lines of a text file, a folder of them or a glob, in byte ranges the JobManager
    * hands to the subtasks as they ask (SplitAssigner): each line a string, or with
-   * `chunks: true` the undecoded UTF-8 bytes of whole lines, a Buffer of about 64 KiB at a time (for byte-level work
-   * such as WordCounter; each line still belongs to exactly one subtask). With
+   * `chunks: true` the undecoded UTF-8 bytes of whole lines, a Buffer of about 64 KiB
+   * at a time (for byte-level work such as WordCounter; each line still belongs to
+   * exactly one subtask). With
    * `reuse: true` the chunks share one buffer, each valid only until the operator
    * chain is done with it (Flink's object reuse): for operators that keep nothing of
    * a chunk, it saves faulting in fresh memory for every megabyte read.

@@ -55,16 +55,7 @@ export class SplitAssigner {
    * request gives back what the earlier one was given.
    */
   next(subtask: number, attempt: number, request: number): TextSplit[] {
-    let given = this.given.get(subtask);
-    if (given !== undefined && given.attempt < attempt) this.giveBack(subtask);
-    else if (given !== undefined && given.attempt > attempt) {
-      throw new SplitRequestError(`attempt ${attempt} of subtask ${subtask} was superseded by attempt ${given.attempt}`);
-    }
-    given = this.given.get(subtask);
-    if (given === undefined) {
-      given = { attempt, answers: [] };
-      this.given.set(subtask, given);
-    }
+    const given = this.givenTo(subtask, attempt);
     if (request < given.answers.length) return given.answers[request];
     if (request > given.answers.length) {
       throw new SplitRequestError(`request ${request} of subtask ${subtask} came before request ${given.answers.length} was answered`);
@@ -72,6 +63,19 @@ export class SplitAssigner {
     const answer = this.returned.shift() ?? this.take();
     given.answers.push(answer);
     return answer;
+  }
+
+  /** What the subtask's attempt was given so far; a later attempt starts afresh, an earlier one is refused. */
+  private givenTo(subtask: number, attempt: number): Given {
+    const given = this.given.get(subtask);
+    if (given?.attempt === attempt) return given;
+    if (given !== undefined && given.attempt > attempt) {
+      throw new SplitRequestError(`attempt ${attempt} of subtask ${subtask} was superseded by attempt ${given.attempt}`);
+    }
+    this.giveBack(subtask);
+    const fresh: Given = { attempt, answers: [] };
+    this.given.set(subtask, fresh);
+    return fresh;
   }
 
   /** A subtask is restarted: what its attempt was given is handed out again. */

@@ -198,7 +198,6 @@ export class Task {
 
   private async readSource(chain: Chain): Promise<void> {
     const source = this.stage.source!;
-    const { subtask, parallelism } = this.descriptor;
     if ('text' in source) {
       const push = (record: string | Buffer): void | Promise<void> => {
         this.checkCanceled();
@@ -212,6 +211,7 @@ export class Task {
       }
       return;
     }
+    const { subtask, parallelism } = this.descriptor;
     const iterator = source.generate(subtask, parallelism)[Symbol.iterator]();
     // Yield to the event loop now and then, so flush timers, partition requests and cancels get through.
     let count = 0;

@@ -371,7 +371,7 @@ export class TaskManager {
     return (await retrying(() => callJson<{ splits: TextSplit[] }>('POST', url, { attempt, request }))).splits;
   }
 
-    /** A task's state; the task is null when it failed before it could be created. */
+  /** A task's state; the task is null when it failed before it could be created. */
   private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, at: number, error?: string): Promise<void> {
     const { taskId, attempt } = descriptor;
     const body: TaskStateReport & { taskManagerId: string } = { state, attempt, error, counters: task?.counters, at, taskManagerId: this.id };

@@ -8,7 +8,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { pack } from 'msgpackr';
 import { JobLoader } from '../job/JobLoader.js';
 import { emptyCounters, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
-import type { TextSplit } from '../job/TextSplits.js';
 import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
 import { HandoverLink } from '../network/thread/HandoverLink.js';
 import { TaskEnd } from '../network/thread/TaskEnd.js';
@@ -23,9 +22,12 @@ interface Running {
   end: TaskEnd;
   task: Task | null;
   canceled: boolean;
-  delivered: ((error: string | null) => void) | null;
-  splitsAnswered: ((answer: Extract<ToTaskThread, { type: 'splits' }>) => void) | null;
+  /** Who waits for the network thread's answer of each type (one request of a type at a time). */
+  asking: Map<Answer['type'], (answer: Answer) => void>;
 }
+
+/** The network thread's answers to a task's requests: each carries why it failed, or null. */
+type Answer = Extract<ToTaskThread, { error: string | null }>;
 
 const port = parentPort!;
 const { shared, modulesDir, rings } = workerData as TaskThreadData;
@@ -42,8 +44,7 @@ port.on('message', (message: unknown) => {
   const control = message as ToTaskThread;
   if (control.type === 'run') void run(control.descriptor, control.memory);
   else if (control.type === 'cancel') cancel();
-  else if (control.type === 'splits') running?.splitsAnswered?.(control);
-  else running?.delivered?.(control.error);
+  else running?.asking.get(control.type)?.(control);
 });
 
 function cancel(): void {
@@ -58,7 +59,7 @@ function send(state: Running, message: FromTaskThread): void {
 
 async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySpec): Promise<void> {
   const outputs = descriptor.outputs.map((out) => ({ id: out.partitionId, numSubpartitions: out.numSubpartitions, compression: out.compression }));
-  const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, delivered: null, splitsAnswered: null };
+  const state: Running = { end: new TaskEnd(link.port(port), arena, outputs), task: null, canceled: false, asking: new Map() };
   running = state;
   const timer = setInterval(() => state.task && send(state, { type: 'counters', counters: state.task.counters }), COUNTERS_INTERVAL_MS);
   let endState: TaskEndState = 'FINISHED';
@@ -66,7 +67,10 @@ async function run(descriptor: TaskDeploymentDescriptor, memory: ManagedMemorySp
   try {
     const job = await loader.load(descriptor.job);
     if (state.canceled) throw new Error(`task ${descriptor.taskId} was canceled`);
-    const listener = { collected: (records: unknown[]) => collect(state, records), nextSplits: () => nextSplits(state) };
+    const listener = {
+      collected: async (records: unknown[]) => void (await ask(state, { type: 'collect', records: new Uint8Array(pack(records)) }, 'collected')),
+      nextSplits: async () => (await ask(state, { type: 'splits' }, 'splits')).splits,
+    };
     state.task = new Task(descriptor, job, shuffleOf(state.end, descriptor), listener, memory);
     await state.task.run();
   } catch (failure) {
@@ -89,27 +93,14 @@ function shuffleOf(end: TaskEnd, descriptor: TaskDeploymentDescriptor): TaskShuf
   };
 }
 
-/** Hands a collect sink's records to the network thread, which delivers them; resolves once they are. */
-function collect(state: Running, records: unknown[]): Promise<void> {
-  const packed = new Uint8Array(pack(records));
+/** Sends a request to the network thread; resolves with its answer of `type`, or rejects with the error the answer carries. */
+function ask<T extends Answer['type']>(state: Running, request: FromTaskThread, type: T): Promise<Extract<Answer, { type: T }>> {
   return new Promise((resolve, reject) => {
-    state.delivered = (error) => {
-      state.delivered = null;
-      if (error === null) resolve();
-      else reject(new Error(error));
-    };
-    send(state, { type: 'collect', records: packed });
-  });
-}
-
-/** Asks the network thread for the next splits of the task's text source; resolves with them (none left: empty). */
-function nextSplits(state: Running): Promise<TextSplit[]> {
-  return new Promise((resolve, reject) => {
-    state.splitsAnswered = ({ splits, error }) => {
-      state.splitsAnswered = null;
-      if (error === null) resolve(splits);
-      else reject(new Error(error));
-    };
-    send(state, { type: 'splits' });
+    state.asking.set(type, (answer) => {
+      state.asking.delete(type);
+      if (answer.error === null) resolve(answer as Extract<Answer, { type: T }>);
+      else reject(new Error(answer.error));
+    });
+    send(state, request);
   });
 }
