@@ -203,7 +203,16 @@ export class Task {
         this.checkCanceled();
         return chain.push(record);
       };
-      for (let splits = await this.listener.nextSplits(); splits.length > 0; splits = await this.listener.nextSplits()) {
+      // One ask is always in flight while splits are read, so the scan never waits for the JobManager's answer.
+      const ask = (): Promise<TextSplit[]> => {
+        const answer = this.listener.nextSplits();
+        // An ask left behind by a failed read must not become an unhandled rejection.
+        answer.catch(() => undefined);
+        return answer;
+      };
+      let next = ask();
+      for (let splits = await next; splits.length > 0; splits = await next) {
+        next = ask();
         for (const split of splits) {
           this.checkCanceled();
           await (source.chunks ? readChunks(split, push, { reuse: source.reuse }) : readLines(split, push));
