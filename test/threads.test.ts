@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
-import { seededRandom } from '../src/job/Corpus.js';
+import { seededRandom, writeCorpus } from '../src/job/Corpus.js';
 import { callJson } from '../src/job/Http.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
 import { tempDir } from './helpers/plane.js';
@@ -284,5 +284,29 @@ test('SIGTERM stops a TaskManager whose task never yields within the cancel time
     expect((await exited) - signaledAt).toBeLessThan(CANCEL_TIMEOUT + 2000);
   } finally {
     await cluster.stop();
+  }
+}, 60_000);
+
+test('with its JobManager gone, a task waiting for its next splits stops on SIGTERM at once, not at the cancel timeout', async () => {
+  const cancelTimeout = 30_000;
+  const work = tempDir('threads-jm-gone');
+  const cluster = new LocalCluster({ taskManagers: 1, slots: 2, stdio: 'ignore', extraArgs: ['--cancel-timeout', String(cancelTimeout)] });
+  try {
+    writeCorpus(work.dir, 4, 8_000_000);
+    const client = new Client(await cluster.start());
+    const [{ pid }] = await client.taskManagers();
+    const id = await client.submit({ job: 'wordcount', params: { input: work.dir }, parallelism: 2 });
+    await client.waitRunning(id);
+    cluster.jobManager.kill('SIGKILL');
+    // The tokenize tasks read what they hold and then wait for answers that do not come (their TaskManager retries for a minute).
+    await sleep(1000);
+    const child = cluster.processes.find((p) => p.pid === pid)!;
+    const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(Date.now())));
+    const signaledAt = Date.now();
+    child.kill('SIGTERM');
+    expect((await exited) - signaledAt).toBeLessThan(cancelTimeout / 3);
+  } finally {
+    await cluster.stop();
+    work.remove();
   }
 }, 60_000);

@@ -23,7 +23,13 @@ interface Running {
   task: Task | null;
   canceled: boolean;
   /** Who waits for the network thread's answer of each type (one request of a type at a time). */
-  asking: Map<Answer['type'], (answer: Answer) => void>;
+  asking: Map<Answer['type'], Waiter>;
+}
+
+/** A request's caller: given the network thread's answer, or failed without one (the task was canceled). */
+interface Waiter {
+  answer(answer: Answer): void;
+  fail(error: Error): void;
 }
 
 /** The network thread's answers to a task's requests: each carries why it failed, or null. */
@@ -44,13 +50,16 @@ port.on('message', (message: unknown) => {
   const control = message as ToTaskThread;
   if (control.type === 'run') void run(control.descriptor, control.memory);
   else if (control.type === 'cancel') cancel();
-  else running?.asking.get(control.type)?.(control);
+  else running?.asking.get(control.type)?.answer(control);
 });
 
 function cancel(): void {
   if (running === null) return;
   running.canceled = true;
   running.task?.cancel();
+  // An answer may be long in coming (the JobManager is unreachable, and the TaskManager retries): the task does not wait for it.
+  for (const waiter of running.asking.values()) waiter.fail(new Error('the task was canceled'));
+  running.asking.clear();
 }
 
 function send(state: Running, message: FromTaskThread): void {
@@ -93,13 +102,17 @@ function shuffleOf(end: TaskEnd, descriptor: TaskDeploymentDescriptor): TaskShuf
   };
 }
 
-/** Sends a request to the network thread; resolves with its answer of `type`, or rejects with the error the answer carries. */
+/** Sends a request to the network thread; resolves with its answer of `type`, or rejects with the error the answer carries, or once the task is canceled. */
 function ask<T extends Answer['type']>(state: Running, request: FromTaskThread, type: T): Promise<Extract<Answer, { type: T }>> {
+  if (state.canceled) return Promise.reject(new Error('the task was canceled'));
   return new Promise((resolve, reject) => {
-    state.asking.set(type, (answer) => {
-      state.asking.delete(type);
-      if (answer.error === null) resolve(answer as Extract<Answer, { type: T }>);
-      else reject(new Error(answer.error));
+    state.asking.set(type, {
+      answer: (answer) => {
+        state.asking.delete(type);
+        if (answer.error === null) resolve(answer as Extract<Answer, { type: T }>);
+        else reject(new Error(answer.error));
+      },
+      fail: reject,
     });
     send(state, request);
   });
