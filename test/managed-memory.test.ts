@@ -319,4 +319,14 @@ describe('the sort job\'s output check', () => {
     if (fault === null) expect(found).toBeNull();
     else expect(found).toMatch(fault);
   });
+
+  test('finds a record whose key is not its own, though every key is in order and every record there once', () => {
+    const records = [...sortInput(4, 8)];
+    const [first, ...rest] = sortedOrder;
+    expect(records[first][0]).toBeGreaterThan(0);
+    const line = (i: number, key = records[i][0]): string => `${key}\t${records[i][1]}\n`;
+    fs.writeFileSync(path.join(dir, 'part-00000'), line(first, records[first][0] - 1) + rest.map((i) => line(i)).join(''));
+    fs.rmSync(path.join(dir, 'part-00001'), { force: true });
+    expect(checkSortOutput(dir, 4, 8, 1)).toMatch(/checksum/);
+  });
 });
