@@ -106,7 +106,7 @@ const FULL: Sizes = {
   spillMemory: '64mb',
   scrapingRecords: 10_000_000,
   recoveryBytes: 100_000_000,
-  sweep: { throughputRecords: 1_000_000, repeats: 3, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
+  sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
   managed: MANAGED_FULL,
   partitions: FULL_PARTITIONS,
 };
