@@ -64,14 +64,15 @@ export async function runSweep(options: SweepOptions, progress: (message: string
  * others take.
  */
 const UNBATCHED_RECORDS_SHARE = 1 / 5;
+/** A point's warm-up run has 1/WARMUP_SHARE of its records. */
+const WARMUP_SHARE = 5;
 
 async function measurePoint(cluster: BenchCluster, probe: string, bufferSize: string, bufferTimeoutMs: number, options: SweepOptions): Promise<SweepPoint> {
   const records = Math.ceil(options.throughputRecords * (bufferTimeoutMs === 0 ? UNBATCHED_RECORDS_SHARE : 1));
-  const throughput = await repeatRuns(
-    options.repeats,
-    async () => (await runSynthetic(cluster, records, 'pipelined', { bufferTimeout: bufferTimeoutMs })).run.recordsPerSec,
-    (recordsPerSec) => recordsPerSec,
-  );
+  const run = async (): Promise<number> => (await runSynthetic(cluster, records, 'pipelined', { bufferTimeout: bufferTimeoutMs })).run.recordsPerSec;
+  // A run with the point's settings first, untimed, as every job figure has its warm-up job.
+  await runSynthetic(cluster, Math.ceil(records / WARMUP_SHARE), 'pipelined', { bufferTimeout: bufferTimeoutMs });
+  const throughput = await repeatRuns(options.repeats, run, (recordsPerSec) => recordsPerSec);
   return {
     bufferSize,
     bufferTimeoutMs,
