@@ -69,10 +69,10 @@ const WARMUP_SHARE = 5;
 
 async function measurePoint(cluster: BenchCluster, probe: string, bufferSize: string, bufferTimeoutMs: number, options: SweepOptions): Promise<SweepPoint> {
   const records = Math.ceil(options.throughputRecords * (bufferTimeoutMs === 0 ? UNBATCHED_RECORDS_SHARE : 1));
-  const run = async (): Promise<number> => (await runSynthetic(cluster, records, 'pipelined', { bufferTimeout: bufferTimeoutMs })).run.recordsPerSec;
+  const run = async (n: number): Promise<number> => (await runSynthetic(cluster, n, 'pipelined', { bufferTimeout: bufferTimeoutMs })).run.recordsPerSec;
   // A run with the point's settings first, untimed, as every job figure has its warm-up job.
-  await runSynthetic(cluster, Math.ceil(records / WARMUP_SHARE), 'pipelined', { bufferTimeout: bufferTimeoutMs });
-  const throughput = await repeatRuns(options.repeats, run, (recordsPerSec) => recordsPerSec);
+  await run(Math.ceil(records / WARMUP_SHARE));
+  const throughput = await repeatRuns(options.repeats, () => run(records), (recordsPerSec) => recordsPerSec);
   return {
     bufferSize,
     bufferTimeoutMs,

@@ -1,3 +1,4 @@
+import { mixHash } from '../../network/writer/StableHash.js';
 import { seededRandom } from '../Corpus.js';
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
@@ -11,10 +12,14 @@ export const SORT_KEY_RANGE = 2 ** 31;
 /** The next key of a subtask's records: uniform in [0, SORT_KEY_RANGE). */
 const nextKey = (random: () => number): number => Math.floor(random() * SORT_KEY_RANGE);
 
+/** The record numbers [from, to) that subtask `subtask` of `parallelism` generates. */
+function subtaskRange(records: number, subtask: number, parallelism: number): [from: number, to: number] {
+  return [Math.floor((subtask * records) / parallelism), Math.floor(((subtask + 1) * records) / parallelism)];
+}
+
 /** The records the sort job generates: keys uniform in [0, 2^31), record i's value names it. */
 export function* sortInput(records: number, seed: number, subtask = 0, parallelism = 1): Generator<SortRecord> {
-  const from = Math.floor((subtask * records) / parallelism);
-  const to = Math.floor(((subtask + 1) * records) / parallelism);
+  const [from, to] = subtaskRange(records, subtask, parallelism);
   const random = seededRandom(seed + subtask);
   for (let i = from; i < to; i++) yield [nextKey(random), `r${i}`];
 }
@@ -25,8 +30,8 @@ class PairChecksum {
   high = 0;
 
   add(i: number, key: number): void {
-    this.low = (this.low + mix(Math.imul(i, 0x9e3779b1) ^ key)) >>> 0;
-    this.high = (this.high + mix(Math.imul(key, 0x85ebca77) ^ (i + 0x68e31da4))) >>> 0;
+    this.low = (this.low + mixHash(Math.imul(i, 0x9e3779b1) ^ key)) >>> 0;
+    this.high = (this.high + mixHash(Math.imul(key, 0x85ebca77) ^ (i + 0x68e31da4))) >>> 0;
   }
 
   equals(other: PairChecksum): boolean {
@@ -34,20 +39,13 @@ class PairChecksum {
   }
 }
 
-/** murmur3's finalizer: every input bit moves every output bit. */
-function mix(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 /** The checksum of every record of sortInput(records, seed, *, parallelism), making no record. */
 function sortInputChecksum(records: number, seed: number, parallelism: number): PairChecksum {
   const sum = new PairChecksum();
   for (let subtask = 0; subtask < parallelism; subtask++) {
-    const to = Math.floor(((subtask + 1) * records) / parallelism);
+    const [from, to] = subtaskRange(records, subtask, parallelism);
     const random = seededRandom(seed + subtask);
-    for (let i = Math.floor((subtask * records) / parallelism); i < to; i++) sum.add(i, nextKey(random));
+    for (let i = from; i < to; i++) sum.add(i, nextKey(random));
   }
   return sum;
 }
