@@ -1,8 +1,12 @@
 import fs from 'node:fs';
 import { listInputFiles, type TextSplit } from '../job/TextSplits.js';
 
-/** The least a split holds (but the input's last): about 10 ms of scanning, far more than a request costs. */
-export const MIN_SPLIT_BYTES = 1 << 20;
+/**
+ * The least a split holds (but the input's last): about 2 ms of scanning, more than
+ * a request costs, which is made while the previous split is read. The subtasks of a
+ * stage end within about one such split of each other.
+ */
+export const MIN_SPLIT_BYTES = 1 << 18;
 
 /** A request for splits that cannot be answered: of a superseded attempt, or out of turn. */
 export class SplitRequestError extends Error {
