@@ -6,7 +6,7 @@ import { seededRandom, zipfCorpusText } from '../src/job/Corpus.js';
 import { InvalidJobError, validateJob, type Accumulate, type JobDefinition, type Operator } from '../src/job/JobDefinition.js';
 import { listInputFiles, readChunks, splitsFor } from '../src/job/TextSplits.js';
 import { forEachWord } from '../src/job/Tokenizer.js';
-import { countWords, MAX_DISTINCT_WORDS, wordCount, type WordCountRecord } from '../src/job/builtins/WordCount.js';
+import { countWords, MAX_DISTINCT_WORDS, wordCount, type WordCountGroup, type WordCountRecord } from '../src/job/builtins/WordCount.js';
 import { WordCounter } from '../src/job/WordCounter.js';
 import { compileChain } from '../src/taskmanager/OperatorChain.js';
 import { channelForKey } from '../src/network/writer/ChannelSelector.js';
@@ -132,7 +132,10 @@ async function runWordCountStages(input: string, parallelism: number): Promise<{
   let shipped = 0;
   for (let subtask = 0; subtask < parallelism; subtask++) {
     const chain = compileChain(tokenize.operators!, (r) => {
-      shipped++;
+      // A tokenize task ships a group's words packed in one record.
+      const words = new WordCounter();
+      words.addCounts((r as WordCountGroup)[1]);
+      shipped += words.size;
       exchanged[channelForKey(partitioning.key(r), parallelism)].push(r);
     }, async () => {});
     for (const split of splitsFor(listInputFiles(input), subtask, parallelism)) await readChunks(split, chain.push, { reuse: true });

@@ -11,7 +11,10 @@ import { HybridHashJoin } from '../src/taskmanager/memory/HybridHashJoin.js';
 import { ManagedMemory } from '../src/taskmanager/memory/ManagedMemory.js';
 import { SpillError } from '../src/taskmanager/memory/SpillFile.js';
 import { SpillingAggregator } from '../src/taskmanager/memory/SpillingAggregator.js';
+import { WordCountMerger } from '../src/taskmanager/memory/WordCountMerger.js';
 import { compileChain } from '../src/taskmanager/OperatorChain.js';
+import { forEachWord } from '../src/job/Tokenizer.js';
+import { WordCounter, type WordCountGroup, type WordCountRecord } from '../src/job/WordCounter.js';
 
 interface Row {
   id: number;
@@ -239,6 +242,53 @@ describe('spilling keyed aggregation', () => {
     for (const [k, [i]] of records) expected.set(k, [...(expected.get(k) ?? []), i]);
     expect(out.length).toBe(expected.size);
     for (const [k, list] of out) expect([...list].sort((a, b) => a - b), `key ${k}`).toEqual(expected.get(k));
+  });
+});
+
+describe('spilling word counts (sumWordCounts)', () => {
+  /** Groups of packed counts as tokenize tasks ship them: `tasks` counters over random words, each Unicode now and then. */
+  function shippedGroups(tasks: number, words: number, seed: number): { groups: WordCountGroup[]; expected: Map<string, number> } {
+    const random = seededRandom(seed);
+    const expected = new Map<string, number>();
+    const groups: WordCountGroup[] = [];
+    for (let t = 0; t < tasks; t++) {
+      const counter = new WordCounter();
+      const text = Array.from({ length: words }, () => {
+        const k = Math.floor(random() ** 2 * 20_000);
+        return k % 7 === 0 ? `Ωmega${k}` : `w${k}`;
+      }).join(' ');
+      counter.add(Buffer.from(text));
+      forEachWord(text, (w) => expected.set(w, (expected.get(w) ?? 0) + 1));
+      groups.push(...counter.groupedCounts(64));
+    }
+    return { groups, expected };
+  }
+
+  test.each([
+    ['holds everything', 64 << 20, 0, 0],
+    ['spills the counts 2 times or more', 256 << 10, 2, 1],
+    ['splits partitions again (too many words for one partition)', 40 << 10, 2, 2],
+  ])('a budget that %s: every word once, with its exact count', async (_, budget, minSpills, depth) => {
+    const { groups, expected } = shippedGroups(4, 30_000, budget);
+    const merger = new WordCountMerger(budget, memory(budget));
+    for (const group of groups) merger.push(group);
+    const out = new Map<string, number>();
+    await merger.finish((r) => {
+      const [word, count] = r as WordCountRecord;
+      expect(out.has(word), `"${word}" emitted twice`).toBe(false);
+      out.set(word, count);
+    });
+    expect(merger.spills, 'times the counts spilled').toBeGreaterThanOrEqual(minSpills);
+    expect(merger.deepest, 'levels of partitions').toBe(depth);
+    expect(out).toEqual(expected);
+    expect(spillFiles(), 'partition files left').toEqual([]);
+  });
+
+  test('packed counts cut short are refused, not miscounted', () => {
+    const counter = new WordCounter();
+    counter.add(Buffer.from('alpha beta gamma'));
+    const [[, packed]] = counter.groupedCounts(1);
+    for (const cut of [1, 3, packed.length - 1]) expect(() => new WordCounter().addCounts(packed.subarray(0, cut)), `cut at ${cut}`).toThrow(RangeError);
   });
 });
 

@@ -33,6 +33,12 @@ export type Operator =
   | { accumulate: Accumulate }
   /** Sorts the task's records by key at the end of its input. */
   | { sortBy: { key: KeyFn } }
+  /**
+   * Adds up word counts packed in groups ([group, packed] records of
+   * WordCounter.groupedCounts), byte range by byte range; [word, count] per distinct
+   * word at the end of its input, spilling past its managed memory.
+   */
+  | { sumWordCounts: true }
   /** Hash join of input 0 (build side) and input 1 (probe side) on their keys; must be the first operator. */
   | { join: { keys: [KeyFn, KeyFn]; combine: (left: unknown, right: unknown) => unknown } };
 

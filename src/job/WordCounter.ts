@@ -1,3 +1,4 @@
+import { mixHash } from '../network/writer/StableHash.js';
 import { forEachWord, isWordCodePoint, lowerWordCodePoint } from './Tokenizer.js';
 
 /** Per byte: a separator (an ASCII byte that is not [A-Za-z0-9']), part of an ASCII word, or the start of a multi-byte sequence. */
@@ -21,6 +22,12 @@ const FOLD = (() => {
   for (let b = 0; b < 256; b++) table[b] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
   return table;
 })();
+
+/** A word and how often it occurs. */
+export type WordCountRecord = [word: string, count: number];
+
+/** Counts of the words of one group, packed by WordCounter.groupedCounts. */
+export type WordCountGroup = [group: number, packed: Uint8Array];
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
@@ -47,8 +54,13 @@ const SCRATCH_BYTES = 1 << 12;
  * Each chunk given to `add` is tokenized on its own: its ends are word ends (whole
  * lines, for example). A chunk may be any Uint8Array; `add` keeps no reference to it.
  *
- * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 16 bytes of
- * place, length and count, and 32 to 64 bytes of table (16-byte slots, kept at most
+ * Counts travel between counters without strings: `groupedCounts` packs them into a
+ * fixed number of groups by a hash of the word's bytes (the same group for a word in
+ * every counter, so one task can merge a group's counts from all), and `addCounts`
+ * adds such a group's counts to another counter, byte range by byte range.
+ *
+ * Memory: per distinct word its lower-cased UTF-8 bytes in the arena, 20 bytes of
+ * place, length, hash and count, and 32 to 64 bytes of table (16-byte slots, kept at most
  * half full; a slot holds what a probe compares, so a count touches the slot's cache
  * line, the word's bytes and its count, not six arrays); arrays double as they grow,
  * so at most about 100 bytes a word plus twice its bytes.
@@ -61,6 +73,7 @@ export class WordCounter {
   private mask = INITIAL_SLOTS - 1;
   private offsets = new Int32Array(INITIAL_SLOTS >> 1);
   private lengths = new Int32Array(INITIAL_SLOTS >> 1);
+  private hashes = new Int32Array(INITIAL_SLOTS >> 1);
   private counts = new Float64Array(INITIAL_SLOTS >> 1);
   private distinct = 0;
   private arena = Buffer.allocUnsafe(INITIAL_ARENA);
@@ -71,6 +84,14 @@ export class WordCounter {
   /** The number of distinct words counted. */
   get size(): number {
     return this.distinct;
+  }
+
+  /**
+   * What the counts held take, bytes: each word's bytes, its place, length, hash and
+   * count, and its share of the table (at most half full), as a budget counts them.
+   */
+  get heldBytes(): number {
+    return this.arenaUsed + this.distinct * HELD_BYTES_PER_WORD;
   }
 
   /** The number of words counted, each occurrence once. */
@@ -109,6 +130,68 @@ export class WordCounter {
     let hash = FNV_OFFSET;
     for (let i = 0; i < length; i++) hash = Math.imul(hash ^ FOLD[scratch[i]], FNV_PRIME);
     this.count(scratch, 0, length, hash, count);
+  }
+
+  /**
+   * The counts packed into `groups` groups by a hash of each word's bytes, as
+   * [group, packed] for each group that has words: per word its byte length (varint),
+   * its lower-cased UTF-8 bytes and its count (varint). Makes no string. A `salt`
+   * groups the words otherwise (a spill within one group of another grouping).
+   */
+  groupedCounts(groups: number, salt = 0): WordCountGroup[] {
+    const groupOf = new Int32Array(this.distinct);
+    const sizes = new Int32Array(groups);
+    for (let e = 0; e < this.distinct; e++) {
+      const group = mixHash(this.hashes[e] ^ salt) % groups;
+      groupOf[e] = group;
+      sizes[group] += varintSize(this.lengths[e]) + this.lengths[e] + varintSize(this.counts[e]);
+    }
+    const packed = Array.from(sizes, (size) => (size === 0 ? EMPTY : Buffer.allocUnsafe(size)));
+    const at = new Int32Array(groups);
+    const arena = this.arena;
+    for (let e = 0; e < this.distinct; e++) {
+      const group = groupOf[e];
+      const out = packed[group];
+      const start = this.offsets[e];
+      const length = this.lengths[e];
+      let i = writeVarint(out, at[group], length);
+      // Byte by byte: words are short, and Buffer#copy costs a call into C++ each.
+      for (let k = start; k < start + length; k++) out[i++] = arena[k];
+      at[group] = writeVarint(out, i, this.counts[e]);
+    }
+    const result: WordCountGroup[] = [];
+    for (let group = 0; group < groups; group++) if (sizes[group] > 0) result.push([group, packed[group]]);
+    return result;
+  }
+
+  /** Adds counts packed by `groupedCounts` (of this counter or another). */
+  addCounts(packed: Uint8Array): void {
+    const n = packed.length;
+    let i = 0;
+    while (i < n) {
+      let b: number;
+      let length = 0;
+      let scale = 1;
+      do {
+        b = packed[i++];
+        length += (b & 0x7f) * scale;
+        scale *= 128;
+      } while (b & 0x80 && i < n);
+      const start = i;
+      const end = start + length;
+      if (end >= n) throw new RangeError(`packed counts end inside a word (at byte ${start} of ${n})`);
+      let hash = FNV_OFFSET;
+      for (; i < end; i++) hash = Math.imul(hash ^ packed[i], FNV_PRIME);
+      let count = 0;
+      scale = 1;
+      do {
+        b = packed[i++];
+        count += (b & 0x7f) * scale;
+        scale *= 128;
+      } while (b & 0x80 && i < n);
+      if (b & 0x80) throw new RangeError(`packed counts end inside a count (at byte ${i} of ${n})`);
+      this.count(packed, start, length, hash, count);
+    }
   }
 
   /** Calls fn with each distinct word and its count, in the order the words were first seen; makes each word's string. */
@@ -256,6 +339,7 @@ export class WordCounter {
     this.arenaUsed += length;
     this.offsets[e] = offset;
     this.lengths[e] = length;
+    this.hashes[e] = hash;
     this.counts[e] = by;
     fillSlot(this.slots, slot, hash, e, offset, length);
     // At most half full, so probes stay short.
@@ -271,6 +355,7 @@ export class WordCounter {
     };
     this.offsets = grow(this.offsets, (n) => new Int32Array(n));
     this.lengths = grow(this.lengths, (n) => new Int32Array(n));
+    this.hashes = grow(this.hashes, (n) => new Int32Array(n));
     this.counts = grow(this.counts, (n) => new Float64Array(n));
   }
 
@@ -290,12 +375,46 @@ export class WordCounter {
       const hash = old[from];
       let slot = (hash ^ (hash >>> 15)) & mask;
       while (slots[slot * SLOT_INTS + ENTRY] >= 0) slot = (slot + 1) & mask;
-      slots.set(old.subarray(from, from + SLOT_INTS), slot * SLOT_INTS);
+      const to = slot * SLOT_INTS;
+      slots[to] = hash;
+      slots[to + ENTRY] = old[from + ENTRY];
+      slots[to + OFFSET] = old[from + OFFSET];
+      slots[to + LENGTH] = old[from + LENGTH];
     }
     this.slots = slots;
     this.mask = mask;
   }
 }
+
+const EMPTY = Buffer.alloc(0);
+
+/** Bytes of a non-negative integer (up to 2^53) as a varint: 7 bits a byte, low first. */
+function varintSize(value: number): number {
+  if (value < 128) return 1;
+  let size = 1;
+  while (value >= 128) {
+    value = Math.floor(value / 128);
+    size++;
+  }
+  return size;
+}
+
+/** Writes a varint at `at`; returns where the next byte goes. Arithmetic, not bit operations: counts may pass 2^32. */
+function writeVarint(out: Buffer, at: number, value: number): number {
+  if (value < 128) {
+    out[at] = value;
+    return at + 1;
+  }
+  while (value >= 128) {
+    out[at++] = (value % 128) | 0x80;
+    value = Math.floor(value / 128);
+  }
+  out[at++] = value;
+  return at;
+}
+
+/** Bytes a distinct word takes beside its own: 20 of place, length, hash and count, and two to four 16-byte slots. */
+const HELD_BYTES_PER_WORD = 20 + 4 * 16;
 
 /** Ints per slot, and where each field sits in them. */
 const SLOT_INTS = 4;

@@ -2,6 +2,7 @@ import type { Accumulate, CombineByKey, KeyFn, Operator } from '../job/JobDefini
 import { ExternalSorter } from './memory/ExternalSorter.js';
 import { ManagedMemory } from './memory/ManagedMemory.js';
 import { SpillingAggregator } from './memory/SpillingAggregator.js';
+import { WordCountMerger } from './memory/WordCountMerger.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
 export type Emit = (record: unknown) => void | Promise<void>;
@@ -62,6 +63,7 @@ function compileOperator(op: Operator, next: Emit, endNext: () => Promise<void>,
   }
   if ('accumulate' in op) return accumulating(op.accumulate, next, endNext);
   if ('sortBy' in op) return sorting(new ExternalSorter(op.sortBy.key, memory.operatorBudget, memory), next, endNext);
+  if ('sumWordCounts' in op) return reducing(new WordCountMerger(memory.operatorBudget, memory), next, endNext);
   throw new Error('a join is run by its task, not chained');
 }
 
@@ -109,7 +111,7 @@ function emitRest(iterator: Iterator<unknown>, next: Emit): void | Promise<void>
 }
 
 /** Keyed aggregation: one value per key, emitted at the end, spilling past its budget. */
-function reducing(aggregator: SpillingAggregator, next: Emit, endNext: () => Promise<void>): Chain {
+function reducing(aggregator: SpillingAggregator | WordCountMerger, next: Emit, endNext: () => Promise<void>): Chain {
   return {
     push: (r) => aggregator.push(r),
     end: async () => {

@@ -1,6 +1,7 @@
 import type { Accumulate, Operator, Partitioning } from '../JobDefinition.js';
 import type { Exchangeable, Key } from './Exchangeable.js';
 import type { DraftInput, ExchangeOptions, JobPlan, StageDraft } from './JobPlan.js';
+import type { WordCountGroup, WordCountRecord } from '../WordCounter.js';
 
 /** Passed to a flatMap: each record given to it goes on at once (Flink's Collector). */
 export type Emit<T> = (record: T) => void;
@@ -93,6 +94,16 @@ export class Stream<T> {
   /** Sorts each task's records by key when its input ends; after partitionByRange on the same key, the tasks in order are globally sorted. */
   sortBy<K extends Key>(key: (record: T) => K): Stream<T> {
     return this.chain('sortBy', { sortBy: { key: erase(key) } });
+  }
+
+  /**
+   * Adds up the word counts of each task's [group, packed] records (WordCounter.groupedCounts,
+   * as the built-in countWordGroups ships them, after partitionByHash by group) without a
+   * string per record; [word, count] per distinct word when the input ends. Spills past
+   * the task's managed memory, as a keyed reduce does.
+   */
+  sumWordCounts(this: Stream<WordCountGroup>): Stream<WordCountRecord> {
+    return this.chain('sumWordCounts', { sumWordCounts: true });
   }
 
   /** Hash-partitions the records by key (Flink key groups) for a keyed reduce, combine or join. */

@@ -1,4 +1,6 @@
 import { mixHash, stableHash } from '../../network/writer/StableHash.js';
+import { pause, type RecordSink } from './RecordSink.js';
+import { removeSpillFile, spilledRecords, type SpillFile } from './SpillFile.js';
 
 /** How many partitions a spilling hash operator splits its keys into, at each level. */
 export const SPILL_PARTITIONS = 16;
@@ -11,5 +13,38 @@ export const MAX_SPILL_DEPTH = 4;
  * the keys of one task share a key-group range) and of the levels above.
  */
 export function spillPartition(key: unknown, depth: number): number {
-  return mixHash((stableHash(key) ^ Math.imul(depth + 1, 0x9e3779b9)) >>> 0) % SPILL_PARTITIONS;
+  return mixHash((stableHash(key) ^ levelSalt(depth)) >>> 0) % SPILL_PARTITIONS;
+}
+
+/** What a level of repartitioning salts its hashes with. */
+export function levelSalt(depth: number): number {
+  return Math.imul(depth + 1, 0x9e3779b9);
+}
+
+/** An operator of the level below, made for one spilled partition: fed its records, then finished. */
+export interface PartitionFold {
+  push(record: unknown): void;
+  finish(emit: RecordSink): Promise<void>;
+  readonly deepest: number;
+}
+
+/**
+ * Folds a spilled partition with an operator of the level below: feeds it the file's
+ * records a block at a time (the event loop runs between blocks, and `checkpoint` may
+ * stop it), removes the file, and finishes it. Returns the deepest level it used, or
+ * null for an empty file.
+ */
+export async function foldPartition(file: SpillFile, inner: () => PartitionFold, emit: RecordSink, checkpoint: () => void): Promise<number | null> {
+  if (file.records === 0) {
+    removeSpillFile(file);
+    return null;
+  }
+  const fold = inner();
+  for (const block of spilledRecords(file)) {
+    for (const record of block) fold.push(record);
+    await pause(checkpoint);
+  }
+  removeSpillFile(file);
+  await fold.finish(emit);
+  return fold.deepest;
 }

@@ -37,12 +37,12 @@ const MIN_COLLECT_BYTES = 8 << 20;
 
 /** Operators that hold data until their input ends, and so take a share of managed memory. */
 export function holdsData(op: Operator): boolean {
-  return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op;
+  return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op || 'sumWordCounts' in op;
 }
 
 /**
  * A task's share of its slot's managed memory, for the operators that hold data
- * (sort, keyed aggregation, hash join), as Flink's managed memory. Each such operator
+ * (sort, keyed aggregation, word counts, hash join), as Flink's managed memory. Each such operator
  * of the job gets an equal share of the slot (`operatorBudget`), counts what it holds as
  * serialized bytes, and spills to the task's spill folder past it. The folder is made
  * on the first spill and removed by release().

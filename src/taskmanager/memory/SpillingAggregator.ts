@@ -1,9 +1,9 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
-import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
+import { foldPartition, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
-import { emitEach, pause, type RecordSink } from './RecordSink.js';
-import { recordPackr, removeSpillFile, spilledRecords, SpillWriter, type SpillFile } from './SpillFile.js';
+import { emitEach, type RecordSink } from './RecordSink.js';
+import { recordPackr, SpillWriter, type SpillFile } from './SpillFile.js';
 
 /**
  * What a key held in the table costs beside its record's packed bytes: the Map entry
@@ -71,15 +71,9 @@ export class SpillingAggregator {
   }
 
   private async aggregatePartition(file: SpillFile, emit: RecordSink): Promise<void> {
-    if (file.records === 0) return void removeSpillFile(file);
-    const inner = new SpillingAggregator(this.key, this.reduce, this.budget, this.memory, this.depth + 1);
-    for (const block of spilledRecords(file)) {
-      for (const record of block) inner.push(record);
-      await pause(this.memory.checkpoint);
-    }
-    removeSpillFile(file);
-    await inner.finish(emit);
-    this.deepest = Math.max(this.deepest, inner.deepest, this.depth + 1);
+    const inner = (): SpillingAggregator => new SpillingAggregator(this.key, this.reduce, this.budget, this.memory, this.depth + 1);
+    const deepest = await foldPartition(file, inner, emit, this.memory.checkpoint);
+    if (deepest !== null) this.deepest = Math.max(this.deepest, deepest, this.depth + 1);
   }
 
   /** Writes the table to the partition files and empties it. */

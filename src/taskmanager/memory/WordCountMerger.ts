@@ -1,0 +1,68 @@
+import type { WordCountGroup } from '../../job/WordCounter.js';
+import { WordCounter } from '../../job/WordCounter.js';
+import { foldPartition, levelSalt, MAX_SPILL_DEPTH, SPILL_PARTITIONS } from './KeyPartitions.js';
+import type { ManagedMemory } from './ManagedMemory.js';
+import { emitEach, type RecordSink } from './RecordSink.js';
+import type { SpillFile, SpillWriter } from './SpillFile.js';
+import { tableBudget, writerBlockBytes } from './SpillingAggregator.js';
+
+/**
+ * The sumWordCounts operator: adds up word counts that arrive packed in groups
+ * ([group, packed], WordCounter.groupedCounts) in one WordCounter, byte range by byte
+ * range, and emits [word, count] per distinct word at the end, a string made for each
+ * only then. Within a budget, as SpillingAggregator is: past it the counter's counts
+ * go, packed again, to SPILL_PARTITIONS partition files by a salted hash of each
+ * word's bytes, and the counter starts afresh; at the end each partition is added up
+ * on its own (split again, with another salt, up to MAX_SPILL_DEPTH levels).
+ */
+export class WordCountMerger {
+  private readonly counter = new WordCounter();
+  /** The budget less the blocks of the partition writers, which are held from the first spill on. */
+  private readonly tableBudget: number;
+  private writers: SpillWriter[] | null = null;
+  /** Times the counter was written out, and the deepest level of repartitioning used (for tests). */
+  spills = 0;
+  deepest = 0;
+
+  constructor(
+    private readonly budget: number,
+    private readonly memory: ManagedMemory,
+    private readonly depth = 0,
+  ) {
+    this.tableBudget = tableBudget(budget, SPILL_PARTITIONS);
+  }
+
+  push(record: unknown): void {
+    this.counter.addCounts((record as WordCountGroup)[1]);
+    if (this.counter.heldBytes > this.tableBudget && this.depth < MAX_SPILL_DEPTH) this.spill();
+  }
+
+  /** Emits [word, count] per distinct word, waiting where `emit` has to; spill files are removed as they are read. */
+  async finish(emit: RecordSink): Promise<void> {
+    if (this.writers === null) {
+      await emitEach(this.counter.entries(), emit, this.memory.checkpoint);
+      this.counter.clear();
+      return;
+    }
+    this.spill();
+    const files = this.writers.map((writer) => writer.close());
+    this.writers = null;
+    for (const file of files) await this.mergePartition(file, emit);
+  }
+
+  private async mergePartition(file: SpillFile, emit: RecordSink): Promise<void> {
+    const inner = (): WordCountMerger => new WordCountMerger(this.budget, this.memory, this.depth + 1);
+    const deepest = await foldPartition(file, inner, emit, this.memory.checkpoint);
+    if (deepest !== null) this.deepest = Math.max(this.deepest, deepest, this.depth + 1);
+  }
+
+  /** Writes the counts to the partition files and empties the counter. */
+  private spill(): void {
+    this.writers ??= Array.from({ length: SPILL_PARTITIONS }, () => this.memory.newSpillWriter('wordcount', writerBlockBytes(this.budget, SPILL_PARTITIONS)));
+    const writers = this.writers;
+    // Salted by level, so a partition splits anew one level down, and apart from the exchange's groups.
+    for (const group of this.counter.groupedCounts(SPILL_PARTITIONS, levelSalt(this.depth))) writers[group[0]].add(group);
+    this.counter.clear();
+    this.spills++;
+  }
+}
