@@ -127,9 +127,7 @@ export class WordCounter {
   addWord(word: string, count = 1): void {
     const scratch = word.length * 3 <= SCRATCH_BYTES ? this.scratch : Buffer.allocUnsafe(word.length * 3);
     const length = scratch.write(word, 0, 'utf8');
-    let hash = FNV_OFFSET;
-    for (let i = 0; i < length; i++) hash = Math.imul(hash ^ FOLD[scratch[i]], FNV_PRIME);
-    this.count(scratch, 0, length, hash, count);
+    this.count(scratch, 0, length, foldedHash(scratch, 0, length), count);
   }
 
   /**
@@ -169,28 +167,12 @@ export class WordCounter {
     const n = packed.length;
     let i = 0;
     while (i < n) {
-      let b: number;
-      let length = 0;
-      let scale = 1;
-      do {
-        b = packed[i++];
-        length += (b & 0x7f) * scale;
-        scale *= 128;
-      } while (b & 0x80 && i < n);
-      const start = i;
-      const end = start + length;
-      if (end >= n) throw new RangeError(`packed counts end inside a word (at byte ${start} of ${n})`);
-      let hash = FNV_OFFSET;
-      for (; i < end; i++) hash = Math.imul(hash ^ packed[i], FNV_PRIME);
-      let count = 0;
-      scale = 1;
-      do {
-        b = packed[i++];
-        count += (b & 0x7f) * scale;
-        scale *= 128;
-      } while (b & 0x80 && i < n);
-      if (b & 0x80) throw new RangeError(`packed counts end inside a count (at byte ${i} of ${n})`);
-      this.count(packed, start, length, hash, count);
+      const length = readVarint(packed, i);
+      const start = varintEnd;
+      if (start + length >= n) throw new RangeError(`packed counts end inside a word (at byte ${start} of ${n})`);
+      const count = readVarint(packed, start + length);
+      i = varintEnd;
+      this.count(packed, start, length, foldedHash(packed, start, start + length), count);
     }
   }
 
@@ -388,9 +370,15 @@ export class WordCounter {
 
 const EMPTY = Buffer.alloc(0);
 
+/** FNV-1a over bytes[start, end), each byte lower-cased by FOLD, as `add` hashes a word while scanning it. */
+function foldedHash(bytes: Uint8Array, start: number, end: number): number {
+  let hash = FNV_OFFSET;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ FOLD[bytes[i]], FNV_PRIME);
+  return hash;
+}
+
 /** Bytes of a non-negative integer (up to 2^53) as a varint: 7 bits a byte, low first. */
 function varintSize(value: number): number {
-  if (value < 128) return 1;
   let size = 1;
   while (value >= 128) {
     value = Math.floor(value / 128);
@@ -401,16 +389,30 @@ function varintSize(value: number): number {
 
 /** Writes a varint at `at`; returns where the next byte goes. Arithmetic, not bit operations: counts may pass 2^32. */
 function writeVarint(out: Buffer, at: number, value: number): number {
-  if (value < 128) {
-    out[at] = value;
-    return at + 1;
-  }
   while (value >= 128) {
     out[at++] = (value % 128) | 0x80;
     value = Math.floor(value / 128);
   }
   out[at++] = value;
   return at;
+}
+
+/** Where the last varint readVarint read ends: a second result without an object per call. */
+let varintEnd = 0;
+
+/** The varint at `at` (its end in varintEnd); a RangeError if the bytes end inside it. */
+function readVarint(bytes: Uint8Array, at: number): number {
+  let value = 0;
+  let scale = 1;
+  for (;;) {
+    if (at >= bytes.length) throw new RangeError(`packed counts end inside a number (at byte ${at} of ${bytes.length})`);
+    const b = bytes[at++];
+    value += (b & 0x7f) * scale;
+    if ((b & 0x80) === 0) break;
+    scale *= 128;
+  }
+  varintEnd = at;
+  return value;
 }
 
 /** Bytes a distinct word takes beside its own: 20 of place, length, hash and count, and two to four 16-byte slots. */
