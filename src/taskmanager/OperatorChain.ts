@@ -1,5 +1,6 @@
 import type { Accumulate, CombineByKey, KeyFn, Operator } from '../job/JobDefinition.js';
 import { ExternalSorter } from './memory/ExternalSorter.js';
+import type { SpillingFold } from './memory/KeyPartitions.js';
 import { ManagedMemory } from './memory/ManagedMemory.js';
 import { SpillingAggregator } from './memory/SpillingAggregator.js';
 import { WordCountMerger } from './memory/WordCountMerger.js';
@@ -111,7 +112,7 @@ function emitRest(iterator: Iterator<unknown>, next: Emit): void | Promise<void>
 }
 
 /** Keyed aggregation: one value per key, emitted at the end, spilling past its budget. */
-function reducing(aggregator: SpillingAggregator | WordCountMerger, next: Emit, endNext: () => Promise<void>): Chain {
+function reducing(aggregator: SpillingFold, next: Emit, endNext: () => Promise<void>): Chain {
   return {
     push: (r) => aggregator.push(r),
     end: async () => {

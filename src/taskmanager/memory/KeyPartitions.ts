@@ -1,6 +1,6 @@
 import { mixHash, stableHash } from '../../network/writer/StableHash.js';
 import { pause, type RecordSink } from './RecordSink.js';
-import { removeSpillFile, spilledRecords, type SpillFile } from './SpillFile.js';
+import { removeSpillFile, spilledRecords, type SpillWriter } from './SpillFile.js';
 
 /** How many partitions a spilling hash operator splits its keys into, at each level. */
 export const SPILL_PARTITIONS = 16;
@@ -21,30 +21,44 @@ export function levelSalt(depth: number): number {
   return Math.imul(depth + 1, 0x9e3779b9);
 }
 
-/** An operator of the level below, made for one spilled partition: fed its records, then finished. */
-export interface PartitionFold {
+/**
+ * A hash operator that holds records until its input ends and spills past its budget
+ * (SpillingAggregator, WordCountMerger): fed its records, then finished; `deepest` is
+ * the deepest level of repartitioning it used.
+ */
+export interface SpillingFold {
   push(record: unknown): void;
   finish(emit: RecordSink): Promise<void>;
   readonly deepest: number;
 }
 
 /**
- * Folds a spilled partition with an operator of the level below: feeds it the file's
- * records a block at a time (the event loop runs between blocks, and `checkpoint` may
- * stop it), removes the file, and finishes it. Returns the deepest level it used, or
- * null for an empty file.
+ * Closes the writers of a level's spilled partitions and folds each partition with a
+ * fold of the level below (`inner`): feeds it the file's records a block at a time
+ * (the event loop runs between blocks, and `checkpoint` may stop it), removes the
+ * file, and finishes it. Returns the deepest level the inner folds used, or null if
+ * every partition was empty.
  */
-export async function foldPartition(file: SpillFile, inner: () => PartitionFold, emit: RecordSink, checkpoint: () => void): Promise<number | null> {
-  if (file.records === 0) {
+export async function foldPartitions(
+  writers: readonly SpillWriter[],
+  inner: () => SpillingFold,
+  emit: RecordSink,
+  checkpoint: () => void,
+): Promise<number | null> {
+  let deepest: number | null = null;
+  for (const file of writers.map((writer) => writer.close())) {
+    if (file.records === 0) {
+      removeSpillFile(file);
+      continue;
+    }
+    const fold = inner();
+    for (const block of spilledRecords(file)) {
+      for (const record of block) fold.push(record);
+      await pause(checkpoint);
+    }
     removeSpillFile(file);
-    return null;
+    await fold.finish(emit);
+    deepest = Math.max(deepest ?? 0, fold.deepest);
   }
-  const fold = inner();
-  for (const block of spilledRecords(file)) {
-    for (const record of block) fold.push(record);
-    await pause(checkpoint);
-  }
-  removeSpillFile(file);
-  await fold.finish(emit);
-  return fold.deepest;
+  return deepest;
 }

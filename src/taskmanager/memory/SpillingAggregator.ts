@@ -1,9 +1,9 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
-import { foldPartition, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
+import { foldPartitions, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
 import { emitEach, type RecordSink } from './RecordSink.js';
-import { recordPackr, SpillWriter, type SpillFile } from './SpillFile.js';
+import { recordPackr, SpillWriter } from './SpillFile.js';
 
 /**
  * What a key held in the table costs beside its record's packed bytes: the Map entry
@@ -65,14 +65,9 @@ export class SpillingAggregator {
       return;
     }
     this.spill();
-    const files = this.writers.map((writer) => writer.close());
+    const writers = this.writers;
     this.writers = null;
-    for (const file of files) await this.aggregatePartition(file, emit);
-  }
-
-  private async aggregatePartition(file: SpillFile, emit: RecordSink): Promise<void> {
-    const inner = (): SpillingAggregator => new SpillingAggregator(this.key, this.reduce, this.budget, this.memory, this.depth + 1);
-    const deepest = await foldPartition(file, inner, emit, this.memory.checkpoint);
+    const deepest = await foldPartitions(writers, () => new SpillingAggregator(this.key, this.reduce, this.budget, this.memory, this.depth + 1), emit, this.memory.checkpoint);
     if (deepest !== null) this.deepest = Math.max(this.deepest, deepest, this.depth + 1);
   }
 

@@ -1,9 +1,9 @@
 import type { WordCountGroup } from '../../job/WordCounter.js';
 import { WordCounter } from '../../job/WordCounter.js';
-import { foldPartition, levelSalt, MAX_SPILL_DEPTH, SPILL_PARTITIONS } from './KeyPartitions.js';
+import { foldPartitions, levelSalt, MAX_SPILL_DEPTH, SPILL_PARTITIONS } from './KeyPartitions.js';
 import type { ManagedMemory } from './ManagedMemory.js';
 import { emitEach, type RecordSink } from './RecordSink.js';
-import type { SpillFile, SpillWriter } from './SpillFile.js';
+import type { SpillWriter } from './SpillFile.js';
 import { tableBudget, writerBlockBytes } from './SpillingAggregator.js';
 
 /**
@@ -45,14 +45,9 @@ export class WordCountMerger {
       return;
     }
     this.spill();
-    const files = this.writers.map((writer) => writer.close());
+    const writers = this.writers;
     this.writers = null;
-    for (const file of files) await this.mergePartition(file, emit);
-  }
-
-  private async mergePartition(file: SpillFile, emit: RecordSink): Promise<void> {
-    const inner = (): WordCountMerger => new WordCountMerger(this.budget, this.memory, this.depth + 1);
-    const deepest = await foldPartition(file, inner, emit, this.memory.checkpoint);
+    const deepest = await foldPartitions(writers, () => new WordCountMerger(this.budget, this.memory, this.depth + 1), emit, this.memory.checkpoint);
     if (deepest !== null) this.deepest = Math.max(this.deepest, deepest, this.depth + 1);
   }
 
