@@ -6,11 +6,14 @@
  */
 import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
-import { callJson } from '../src/job/Http.js';
+import { processCpuSeconds } from '../src/cli/ProcessStats.js';
+import { authorizationHeader, callJson } from '../src/rpc/HttpClient.js';
 import type { CompressionCodec } from '../src/network/buffer/CompressionCodec.js';
 import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
-import type { WordCountRecord } from '../src/job/builtins/WordCount.js';
-import type { TaskCounters } from '../src/job/TaskDeployment.js';
+import type { WordCountRecord } from '../src/job/builtins/wordcount/WordCount.js';
+import type { TaskCounters } from '../src/rpc/TaskDeployment.js';
+import { JobState } from '../src/lifecycle/JobState.js';
+import { TaskState } from '../src/lifecycle/TaskState.js';
 
 export const TASK_MANAGERS = 2;
 export const SLOTS = 2;
@@ -31,18 +34,25 @@ export interface SubmitBody {
   bufferTimeout?: number;
   /** The job's restart strategy (POST /jobs `restart`); the JobManager's default without it. */
   restart?: Record<string, unknown>;
+  /** The job's checkpoints (POST /jobs `checkpoints`); none without. */
+  checkpoints?: { interval: number; mode?: 'aligned' | 'unaligned'; alignmentTimeout?: number; timeout?: number; retain?: number; tolerableFailures?: number };
 }
 
 export interface JobStatus {
   id: string;
-  state: 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+  state: JobState;
   error?: string;
   durationMs: number;
   started?: number;
   ended?: number;
   counters: TaskCounters;
+  /** An unbounded job's sinks' latency (latency markers) and how long watermarks took to reach them. */
+  latency?: { p50: number; p99: number; count: number };
+  watermarkLatency?: { p50: number; p99: number; count: number };
+  /** Times the job restarted after a failure. */
+  restarts: number;
   /** `started` and `ended`: when the task's RUNNING and final reports reached the JobManager. */
-  tasks: { id: string; stage: string; subtask: number; taskManager: string; state: string; started?: number; ended?: number; counters: TaskCounters }[];
+  tasks: { id: string; stage: string; subtask: number; taskManager: string; attempt: number; state: TaskState; started?: number; ended?: number; counters: TaskCounters }[];
 }
 
 export interface TaskManagerMemory {
@@ -60,7 +70,6 @@ interface TaskManagerEntry {
   memory: number;
 }
 
-const TERMINAL = new Set(['FINISHED', 'FAILED', 'CANCELED']);
 const JOB_TIMEOUT_MS = 10 * 60_000;
 
 /** A LocalCluster with the REST calls the benchmarks need. */
@@ -114,6 +123,12 @@ export class BenchCluster {
     await exited;
   }
 
+  /** Every registered TaskManager's id and REST address. */
+  async taskManagerUrls(): Promise<{ id: string; url: string }[]> {
+    const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${this.url}/taskmanagers`);
+    return taskmanagers.map((tm) => ({ id: tm.id, url: `http://${tm.host}:${tm.httpPort}` }));
+  }
+
   /** Starts TaskManagers until `count` are registered. */
   async restoreTaskManagers(count: number): Promise<void> {
     const registered = async (): Promise<number> => (await callJson<{ taskmanagers: unknown[] }>('GET', `${this.url}/taskmanagers`)).taskmanagers.length;
@@ -134,8 +149,8 @@ export class BenchCluster {
       await new Promise((resolve) => setTimeout(resolve, pollMs));
       const status = await callJson<JobStatus>('GET', `${this.url}/jobs/${id}`);
       onPoll?.(status);
-      if (status.state === 'FINISHED') return { ...status, seconds: (performance.now() - submitted) / 1000 };
-      if (TERMINAL.has(status.state)) throw new Error(`job ${id} (${describe(body)}) ${status.state}: ${status.error ?? 'no error given'}`);
+      if (status.state === JobState.FINISHED) return { ...status, seconds: (performance.now() - submitted) / 1000 };
+      if (JobState.isTerminal(status.state)) throw new Error(`job ${id} (${describe(body)}) ${status.state}: ${status.error ?? 'no error given'}`);
       if (Date.now() > deadline) {
         await callJson('POST', `${this.url}/jobs/${id}/cancel`, {}).catch(() => undefined);
         throw new Error(`job ${id} (${describe(body)}) still ${status.state} after ${JOB_TIMEOUT_MS / 1000} s`);
@@ -152,6 +167,24 @@ export class BenchCluster {
     return (await callJson<{ hash: string }>('POST', `${this.url}/modules`, source, { contentType: 'text/javascript' })).hash;
   }
 
+  /** CPU seconds every process of the cluster (JobManager and TaskManagers, kernel time included) has used so far. */
+  cpuSeconds(): number {
+    return this.local.processes.reduce((sum, child) => sum + (child.pid === undefined ? 0 : processCpuSeconds(child.pid)), 0);
+  }
+
+  /** Submits a job and answers its id at once (an unbounded job runs until it is canceled). */
+  async submit(body: SubmitBody): Promise<string> {
+    return (await callJson<{ id: string }>('POST', `${this.url}/jobs`, { parallelism: PARALLELISM, ...body })).id;
+  }
+
+  async status(id: string): Promise<JobStatus> {
+    return callJson<JobStatus>('GET', `${this.url}/jobs/${id}`);
+  }
+
+  async cancel(id: string): Promise<void> {
+    await callJson('POST', `${this.url}/jobs/${id}/cancel`, {});
+  }
+
   /** Every TaskManager's network memory, RSS and peak RSS (the peak since the process started). */
   async memory(): Promise<TaskManagerMemory[]> {
     const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${this.url}/taskmanagers`);
@@ -162,6 +195,13 @@ export class BenchCluster {
       }),
     );
   }
+}
+
+/** A TaskManager's GET /metrics (Prometheus text), whose task counters are at most a task thread's report interval (500 ms) old. */
+export async function taskManagerMetrics(url: string): Promise<string> {
+  const response = await fetch(`${url}/metrics`, { headers: authorizationHeader(url) });
+  if (!response.ok) throw new Error(`GET ${url}/metrics: ${response.status}`);
+  return response.text();
 }
 
 function describe(body: SubmitBody): string {
@@ -176,6 +216,8 @@ export interface ClusterOptions {
   bufferSize?: string;
   taskManagers?: number;
   slots?: number;
+  /** Options for every process that takes them, e.g. `['--checkpoint-dir', DIR]`. */
+  extraArgs?: string[];
 }
 
 /** Starts a cluster, hands it to `use`, and stops it whatever happens. */

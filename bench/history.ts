@@ -13,7 +13,8 @@ import path from 'node:path';
 import { LocalCluster } from '../src/cli/LocalCluster.js';
 import { processStats } from '../src/cli/ProcessStats.js';
 import { writeCorpus } from '../src/job/Corpus.js';
-import { callJson } from '../src/job/Http.js';
+import { callJson } from '../src/rpc/HttpClient.js';
+import { JobState } from '../src/lifecycle/JobState.js';
 
 const JOBS = Number(process.argv[2] ?? 300);
 const MIB = 1 << 20;
@@ -58,7 +59,7 @@ async function runJob(url: string, body: Record<string, unknown>): Promise<strin
   for (;;) {
     await new Promise((r) => setTimeout(r, 20));
     const status = await callJson<Status>('GET', `${url}/jobs/${id}`);
-    if (status.state === 'FINISHED') return id;
+    if (status.state === JobState.FINISHED) return id;
     if (['FAILED', 'CANCELED'].includes(status.state)) throw new Error(`job ${id} (${JSON.stringify(body)}) ${status.state}: ${status.error}`);
   }
 }

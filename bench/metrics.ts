@@ -3,7 +3,7 @@
  * process's /metrics is scraped once a second (as a Prometheus server would),
  * in turns with the same job unscraped, on one cluster in the same run.
  */
-import { authorizationHeader, callJson } from '../src/job/Http.js';
+import { authorizationHeader, callJson } from '../src/rpc/HttpClient.js';
 import { runSynthetic, type BenchCluster, type SyntheticRun } from './cluster.js';
 import { alternateRuns, formatCount, type Measured } from './measure.js';
 

@@ -14,6 +14,7 @@ import type { SyntheticSummary } from '../src/job/builtins/Synthetic.js';
 import type { DiskWriteResult } from './baselines.js';
 import { type BenchCluster, type Exchange, type JobStatus, runSpill, type SpillRun, TASK_MANAGERS, withCluster } from './cluster.js';
 import { alternateRuns, formatCount, type Measured, measured } from './measure.js';
+import { TaskState } from '../src/lifecycle/TaskState.js';
 
 export interface PartitionSizes {
   /** Runs of each figure and its baseline. */
@@ -210,13 +211,13 @@ export default (params) => {
   return {
     name: 'slow-consumer',
     stages: [
-      { name: 'generate', source: { generate: function* (subtask, parallelism) { for (let i = subtask; i < n; i += parallelism) yield [i, payload]; } } },
+      { name: 'generate', source: { kind: 'generate', generate: function* (subtask, parallelism) { for (let i = subtask; i < n; i += parallelism) yield [i, payload]; } } },
       { name: 'slow', inputs: [{ from: 'generate', partitioning: { type: 'rebalance' } }],
         operators: [
           { map: (r) => { if (++seen % ${SLOW_EVERY} === 0) Atomics.wait(pause, 0, 0, 1); return r[0]; } },
           { aggregate: { zero: () => [0, 0], add: (a, i) => [a[0] + 1, a[1] + i] } },
         ],
-        sink: { collect: true } },
+        sink: { kind: 'collect' } },
     ],
   };
 };
@@ -227,7 +228,7 @@ async function runSlowConsumer(cluster: BenchCluster, job: string, records: numb
   let producersDone = 0;
   const onPoll = (status: JobStatus): void => {
     const producers = status.tasks.filter((t) => t.stage === 'generate');
-    if (producersDone === 0 && producers.length > 0 && producers.every((t) => t.state === 'FINISHED')) producersDone = Date.now();
+    if (producersDone === 0 && producers.length > 0 && producers.every((t) => t.state === TaskState.FINISHED)) producersDone = Date.now();
   };
   const status = await cluster.run({ module: job, params: { records }, exchange }, onPoll, 20);
   const bytesOnDisk = (await cluster.bytesWrittenToDisk()) - before;
@@ -243,10 +244,10 @@ const WORDS_JOB = `
 export default (params) => ({
   name: 'words',
   stages: [
-    { name: 'words', source: { text: params.input },
+    { name: 'words', source: { kind: 'text', text: params.input },
       operators: [{ flatMap: (line, emit) => { for (const word of line.match(/\\S+/g) ?? []) emit([word, 1]); } }] },
     { name: 'count', inputs: [{ from: 'words', partitioning: { type: 'hash', key: (r) => r[0] }, exchange: 'sort-merge' }],
-      operators: [{ aggregate: { zero: () => 0, add: (a) => a + 1 } }], sink: { collect: true } },
+      operators: [{ aggregate: { zero: () => 0, add: (a) => a + 1 } }], sink: { kind: 'collect' } },
   ],
 });
 `;

@@ -9,8 +9,8 @@
  * offers the measurement; as a worker it counts.
  */
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
-import { readChunks, splitsFor } from '../src/job/TextSplits.js';
-import { WordCounter } from '../src/job/WordCounter.js';
+import { readChunks, splitsFor } from '../src/connectors/text/TextSplits.js';
+import { WordCounter } from '../src/job/builtins/wordcount/WordCounter.js';
 
 export interface ThreadScalingRun {
   threads: number;

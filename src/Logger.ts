@@ -1,6 +1,7 @@
 import { LogController, type FastifyBaseLogger } from 'fastify';
 import { pino, type Level, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { SpillwayError } from './errors/Errors.js';
 
 /** The levels `--log-level` takes, most to least severe; `silent` logs nothing. */
 export const LOG_LEVELS: readonly (Level | 'silent')[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -19,7 +20,7 @@ export const log: Logger = pino(
 
 /** Sets the level of every logger of this process, from `--log-level`; a bad name is an error that lists the good ones. */
 export function setLogLevel(level: string): void {
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${level}"`);
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new SpillwayError('SPW_ERR_USAGE', `--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${level}"`);
   log.level = level;
 }
 

@@ -1,6 +1,6 @@
 // The Spillway web UI: a few pages over the JobManager's REST API, each at its own
-// address (#/, #/jobs, #/jobs/<id>, #/taskmanagers/<id>, #/submit), polled every
-// second. preact + htm render, dagre lays out the stage graph, uPlot draws series.
+// address (#/, #/jobs, #/jobs/<id> with its checkpoints, #/taskmanagers/<id>, #/submit),
+// polled every second. preact + htm render, dagre lays out the stage graph, uPlot draws series.
 import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -134,12 +134,24 @@ function stagesOf(job) {
     stages.set(task.stage, stage);
   }
   for (const stage of stages.values()) stage.backPressure = stage.backPressuredRatio <= 0.1 ? 'OK' : stage.backPressuredRatio <= 0.5 ? 'LOW' : 'HIGH';
+  // An unbounded job's stages in event time: their watermark, and whether it is stuck.
+  for (const time of job.stages ?? []) {
+    const stage = stages.get(time.stage);
+    if (stage) stage.time = time;
+  }
   return [...stages.values()];
 }
 
 function edgeLabel(edge) {
   const b = edge.buffers;
   return [`${edge.type} · ${fmt(edge.recordsPerSecond)} rec/s · ${bytes(edge.bytesPerSecond)}/s`, `buffers: ${b.queued} queued, ${b.inFlight} in flight, ${b.atConsumers} at consumers, ${b.spilled} spilled`];
+}
+
+/** A stage's watermark as event time, how far it trails the clock, and whether it is stuck. */
+function watermarkLabel(time) {
+  if (time.watermark === null) return time.stuck ? 'watermark none yet · STUCK' : 'watermark none yet';
+  const at = new Date(time.watermark).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+  return `watermark ${at} · lag ${fmt(time.lagMs / 1000, 1)} s${time.stuck ? ' · STUCK' : ''}`;
 }
 
 function StageGraph({ job }) {
@@ -164,14 +176,43 @@ function StageGraph({ job }) {
     })}
     ${graph.nodes().map((name) => {
       const { x, y, width: w, height: hh, stage } = graph.node(name);
-      return html`<g class="stage" data-stage=${name} data-backpressure=${stage.backPressure} data-busy=${stage.busyRatio.toFixed(2)} transform=${`translate(${x - w / 2},${y - hh / 2})`}>
+      const time = stage.time;
+      return html`<g class=${`stage${time?.stuck ? ' stuck' : ''}`} data-stage=${name} data-backpressure=${stage.backPressure} data-busy=${stage.busyRatio.toFixed(2)}
+          data-watermark=${time?.watermark ?? ''} data-stuck=${time ? String(time.stuck) : ''} transform=${`translate(${x - w / 2},${y - hh / 2})`}>
         <rect width=${w} height=${hh} fill=${stageColour(stage)} />
         <text x="10" y="20" font-weight="600">${name} (${stage.tasks.length})</text>
         <text x="10" y="38">busy ${pct(stage.busyRatio)} · backpressured ${pct(stage.backPressuredRatio)}</text>
-        <text x="10" y="55">backpressure ${stage.backPressure} · ${[...stage.states].join(', ')}</text>
+        <text x="10" y="55">${time ? watermarkLabel(time) : `backpressure ${stage.backPressure} · ${[...stage.states].join(', ')}`}</text>
       </g>`;
     })}
   </svg>`;
+}
+
+/** How many of a job's checkpoints its page lists, newest first. */
+const RECENT_CHECKPOINTS = 20;
+
+/** A job's checkpoints, as Flink's checkpoints tab: the counts, the latest completed, the recent ones. */
+function Checkpoints({ id }) {
+  const { data } = usePolled(`/jobs/${encodeURIComponent(id)}/checkpoints`);
+  // A job that took none (most bounded jobs take none at all) gets no section.
+  if (!data || (data.checkpoints.length === 0 && data.counts.completed + data.counts.failed + data.counts.inProgress === 0)) return null;
+  const { counts, latest } = data;
+  const recent = data.checkpoints.slice(-RECENT_CHECKPOINTS).reverse();
+  return html`<h2>Checkpoints</h2>
+    <p class="checkpoint-counts" data-completed=${counts.completed} data-failed=${counts.failed} data-in-progress=${counts.inProgress}>
+      ${counts.completed} completed · ${counts.failed} failed or aborted · ${counts.inProgress} in progress
+      ${latest && ` · latest completed #${latest.id}: ${bytes(latest.bytes)} in ${fmt(latest.durationMs)} ms, ${latest.unaligned ? 'unaligned' : 'aligned'}`}</p>
+    ${recent.length > 0 &&
+    html`<table class="checkpoints">
+      <tr><th class="n">id</th><th>status</th><th>triggered</th><th class="n">duration</th><th class="n">size</th><th class="n">in flight</th><th>mode</th></tr>
+      ${recent.map(
+        (c) => html`<tr data-checkpoint=${c.id} data-status=${c.status} data-unaligned=${String(c.unaligned)}>
+          <td class="n">${c.id}${c.savepoint ? ' (savepoint)' : ''}</td><td class=${`state ${c.status}`} title=${c.failure ?? ''}>${c.status}</td><td>${time(c.triggered)}</td>
+          <td class="n">${c.durationMs === undefined ? '-' : `${fmt(c.durationMs)} ms`}</td><td class="n">${bytes(c.bytes)}</td><td class="n">${bytes(c.inFlightBytes)}</td>
+          <td>${c.unaligned ? 'unaligned' : 'aligned'}</td>
+        </tr>`,
+      )}
+    </table>`}`;
 }
 
 function JobPage({ id }) {
@@ -187,6 +228,7 @@ function JobPage({ id }) {
       ${running && html` <button class="cancel" onClick=${cancel}>Cancel</button>`}</p>
     <p class="legend">Stages: <span style="background:hsl(210,70%,88%)">idle</span><span style="background:hsl(0,70%,58%)">busy</span><span style="background:hsl(0,0%,37%);color:#fff">backpressured</span></p>
     ${job.edges && html`<${StageGraph} job=${job} />`}
+    ${job.latency && html`<p class="latency">latency p50 ${fmt(job.latency.p50)} ms · p99 ${fmt(job.latency.p99)} ms${job.watermarkLatency ? ` · window results p99 ${fmt(job.watermarkLatency.p99)} ms` : ''}</p>`}
     <h2>Subtasks</h2>
     <table class="subtasks">
       <tr><th>task</th><th>state</th><th>taskmanager</th><th class="n">records in</th><th class="n">records out</th><th class="n">bytes in</th><th class="n">bytes out</th>
@@ -199,6 +241,7 @@ function JobPage({ id }) {
         </tr>`,
       )}
     </table>
+    <${Checkpoints} id=${id} />
     <h2>Exceptions</h2>
     ${job.error || failures.length > 0
       ? html`<div class="exceptions">${job.error && html`<p class="error">${job.error}</p>`}${failures.map((t) => html`<p class="error">${t.id}: ${t.error}</p>`)}</div>`

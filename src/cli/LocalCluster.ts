@@ -3,23 +3,30 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { callJson, useClusterToken } from '../job/Http.js';
-import { tmUrl } from '../jobmanager/Scheduler.js';
+import { callJson, useClusterToken } from '../rpc/HttpClient.js';
+import { taskManagerUrl } from '../rpc/TaskManagerGateway.js';
 import type { TaskManagerInfo } from '../jobmanager/TaskManagerRegistry.js';
+import { SpillwayError } from '../errors/Errors.js';
 import { ClusterSecret, SECRET_ENV } from '../security/ClusterSecret.js';
+import { JOBMANAGER_OPTIONS } from './commands/JobManagerCommand.js';
+import { TASKMANAGER_OPTIONS } from './commands/TaskManagerCommand.js';
+import { REGISTRATION_TIMEOUT_MS, STOP_GRACE_MS, type LocalClusterOptions } from './LocalClusterOptions.js';
+import { optionsFor } from './OptionTable.js';
 
 /** The `spillway` command of this package, found from here whether this runs compiled or as source. */
 function spillwayBin(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!fs.existsSync(path.join(dir, 'package.json'))) {
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the spillway package root');
+    if (parent === dir) throw new SpillwayError('SPW_ERR_PROCESS', 'cannot find the spillway package root');
     dir = parent;
   }
   return path.join(dir, 'bin', 'spillway.js');
 }
 
 const MAIN = spillwayBin();
+
+const EITHER_OPTIONS = { ...JOBMANAGER_OPTIONS, ...TASKMANAGER_OPTIONS };
 
 /**
  * The well-known name of the folder of the local cluster whose JobManager listens on
@@ -33,30 +40,6 @@ export function localClusterLink(port: number): string {
 /** The secret file of the local cluster whose JobManager listens on `port`. */
 export function localSecretFile(port: number): string {
   return path.join(localClusterLink(port), 'secret');
-}
-
-export interface LocalClusterOptions {
-  taskManagers: number;
-  slots: number;
-  port?: number;
-  memory?: string;
-  /** Managed memory of every TaskManager, e.g. `64mb`. */
-  managedMemory?: string;
-  /** Network buffer size of every TaskManager, e.g. `32kb`. */
-  bufferSize?: string;
-  heartbeatTimeoutMs?: number;
-  /** Passed to every process. */
-  extraArgs?: string[];
-  /** Passed to the JobManager only (e.g. `--job-history 10`); without `--data-dir` it keeps its data in the cluster's temp folder. */
-  jobManagerArgs?: string[];
-  /** Node options of the JobManager process (e.g. `--max-old-space-size=256`, `--expose-gc`). */
-  jobManagerNodeArgs?: string[];
-  /** Where the children write; 'inherit' shows their logs, 'pipe' gives each child's stderr to read (read it, or it fills). */
-  stdio?: 'inherit' | 'ignore' | 'pipe';
-  /** The cluster's secret; one is made if absent. Given to the children in their environment, never on a command line. */
-  secret?: ClusterSecret;
-  /** The cluster's folder (default: a fresh temp folder); removed on stop. */
-  dataDir?: string;
 }
 
 /**
@@ -76,7 +59,14 @@ export class LocalCluster {
   /** Each TaskManager process's spill folder. */
   readonly spillDirOf = new Map<ChildProcess, string>();
 
+  /** The options of `extraArgs` each command takes. */
+  private readonly jobManagerExtraArgs: string[];
+  private readonly taskManagerExtraArgs: string[];
+
   constructor(private readonly options: LocalClusterOptions) {
+    const extraArgs = options.extraArgs ?? [];
+    this.jobManagerExtraArgs = optionsFor(JOBMANAGER_OPTIONS, EITHER_OPTIONS, extraArgs);
+    this.taskManagerExtraArgs = optionsFor(TASKMANAGER_OPTIONS, EITHER_OPTIONS, extraArgs);
     this.secret = options.secret ?? ClusterSecret.generate();
     this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
   }
@@ -108,7 +98,7 @@ export class LocalCluster {
     if (this.options.memory) args.push('--memory', this.options.memory);
     if (this.options.managedMemory) args.push('--managed-memory', this.options.managedMemory);
     if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
-    const child = this.spawn(args);
+    const child = this.spawn([...args, ...this.taskManagerExtraArgs]);
     this.spillDirOf.set(child, spillDir);
     return child;
   }
@@ -150,14 +140,14 @@ export class LocalCluster {
       await exited;
     }
     const url = await this.startJobManager(Number(new URL(this.url).port));
-    if (url !== this.url) throw new Error(`the restarted jobmanager listens on ${url}, not ${this.url}`);
+    if (url !== this.url) throw new SpillwayError('SPW_ERR_PROCESS', `the restarted jobmanager listens on ${url}, not ${this.url}`);
     return url;
   }
 
   private async startJobManager(port: number): Promise<string> {
     const args = ['jobmanager', '--port', String(port), ...this.heartbeatArgs(), ...(this.options.jobManagerArgs ?? [])];
     if (!args.includes('--data-dir')) args.push('--data-dir', this.jobManagerDir);
-    const jm = this.spawn(args, true, this.options.jobManagerNodeArgs);
+    const jm = this.spawn([...args, ...this.jobManagerExtraArgs], true, this.options.jobManagerNodeArgs);
     // The JobManager stays the first child, also after a restart.
     this.processes.pop();
     if (this.processes.length === 0) this.processes.push(jm);
@@ -175,7 +165,7 @@ export class LocalCluster {
 
   private spawn(args: string[], captureStdout = false, nodeArgs: string[] = []): ChildProcess {
     const output = this.options.stdio === 'ignore' ? 'ignore' : 'inherit';
-    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args, ...(this.options.extraArgs ?? [])], {
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], {
       stdio: ['ignore', captureStdout ? 'pipe' : output, this.options.stdio === 'pipe' ? 'pipe' : output],
       env: { ...process.env, [SECRET_ENV]: this.secret.token },
     });
@@ -185,13 +175,13 @@ export class LocalCluster {
 
   /** Waits until `count` TaskManagers are registered (by default as many as started with the cluster). */
   async waitForTaskManagers(count = this.options.taskManagers): Promise<void> {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
     for (;;) {
       const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerInfo[] }>('GET', `${this.url}/taskmanagers`);
       // This process may call the TaskManagers too (their /status), with the same secret.
-      for (const tm of taskmanagers) useClusterToken(tmUrl(tm), this.secret.token);
+      for (const tm of taskmanagers) useClusterToken(taskManagerUrl(tm), this.secret.token);
       if (taskmanagers.length >= count) return;
-      if (Date.now() > deadline) throw new Error(`only ${taskmanagers.length} of ${count} taskmanagers registered`);
+      if (Date.now() > deadline) throw new SpillwayError('SPW_ERR_PROCESS', `only ${taskmanagers.length} of ${count} taskmanagers registered`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -211,7 +201,7 @@ function announcedUrl(child: ChildProcess): Promise<string> {
       }
     };
     child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the jobmanager exited with ${code} before it listened: ${seen}`)));
+    child.once('exit', (code) => reject(new SpillwayError('SPW_ERR_PROCESS', `the jobmanager exited with ${code} before it listened: ${seen}`)));
   });
 }
 
@@ -230,12 +220,12 @@ function unlinkClusterDir(link: string, dataDir: string): void {
   }
 }
 
-/** SIGTERM, then SIGKILL if the process has not exited 3 s later; resolves once it has exited. */
+/** SIGTERM, then SIGKILL if the process has not exited STOP_GRACE_MS later; resolves once it has exited. */
 function terminate(child: ChildProcess): Promise<void> {
   return new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
   });
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { SpillwayError } from '../errors/Errors.js';
 
 /** What a process holds, read from /proc (Linux): for leak checks of cluster processes. */
 export interface ProcessStats {
@@ -14,7 +15,7 @@ export function processStats(pid: number): ProcessStats {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string): number => {
     const match = new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status);
-    if (!match) throw new Error(`/proc/${pid}/status has no ${name}`);
+    if (!match) throw new SpillwayError('SPW_ERR_PROCESS', `/proc/${pid}/status has no ${name}`);
     return Number(match[1]);
   };
   return { rss: field('VmRSS') * 1024, fds: fs.readdirSync(`/proc/${pid}/fd`).length, threads: field('Threads') };
@@ -57,4 +58,20 @@ function tcpSockets(pid: number): Map<string, string> {
     }
   }
   return sockets;
+}
+
+/** Clock ticks a second of /proc/PID/stat's times (Linux's USER_HZ, 100 on every kernel Node runs on). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds a live process has used, user and kernel, from /proc/PID/stat; 0 if it is gone. */
+export function processCpuSeconds(pid: number): number {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return 0;
+  }
+  // Fields after the command name (which may hold spaces), from the state on: utime is the 12th, stime the 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { callJson } from '../job/Http.js';
+import { isErrorCode, SpillwayError } from '../errors/Errors.js';
+import { JobState } from '../lifecycle/JobState.js';
+import { callJson, streamLines } from '../rpc/HttpClient.js';
 import type { RestartStrategy } from '../jobmanager/RestartStrategy.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
@@ -13,16 +15,25 @@ export interface SubmitOptions {
   /** Compress the buffers of the job's edges (where their type allows it): true for the default codec, or a codec's name. */
   compression?: boolean | string;
   wait: boolean;
+  /** Print the job's collected records as they come (newline-delimited JSON), then its end as --wait does. */
+  follow?: boolean;
   /** Type-check a TypeScript job before uploading it, and refuse it on a type error. */
   typecheck?: boolean;
   /** This job's restart strategy, instead of the JobManager's default. */
   restart?: RestartStrategy;
+  /** Its checkpoints (POST /jobs `checkpoints`), with what is not given left to the defaults. */
+  checkpoints?: { interval: number; mode?: 'aligned' | 'unaligned'; alignmentTimeout?: number; timeout?: number; retain?: number; tolerableFailures?: number; directory?: string };
+  /** A savepoint folder to start from. */
+  savepoint?: string;
+  allowNonRestoredState?: boolean;
 }
 
 interface JobStatus {
   id: string;
-  state: string;
+  state: JobState;
   error?: string;
+  /** The catalogued code of a failed job's error. */
+  errorCode?: string;
   durationMs: number;
   progress: number;
   counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
@@ -39,6 +50,9 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (options.exchange !== undefined) body.exchange = options.exchange;
   if (options.compression) body.compression = options.compression;
   if (options.restart !== undefined) body.restart = options.restart;
+  if (options.checkpoints !== undefined) body.checkpoints = Object.fromEntries(Object.entries(options.checkpoints).filter(([, v]) => v !== undefined));
+  if (options.savepoint !== undefined) body.savepoint = options.savepoint;
+  if (options.allowNonRestoredState) body.allowNonRestoredState = true;
   if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
     const source = await moduleSource(options.target, options.typecheck ?? false);
     const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });
@@ -49,25 +63,43 @@ export async function submit(options: SubmitOptions): Promise<number> {
   }
   const { id } = await callJson<{ id: string }>('POST', `${jm}/jobs`, body);
   console.log(`submitted ${id}`);
+  if (options.follow) return followRecords(jm, id);
   if (!options.wait) return 0;
   const status = await follow(`${jm}/jobs/${id}`);
   const seconds = status.durationMs / 1000;
   const records = status.counters.recordsIn;
   console.log(`${id} ${status.state} in ${seconds.toFixed(2)} s; ${records} records shuffled (${Math.round(records / Math.max(seconds, 1e-3))} records/s, ${(status.counters.bytesIn / 1048576 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s)`);
-  if (status.error) console.log(`error: ${status.error}`);
-  if (status.state === 'FINISHED') console.log(`result: ${jm}/jobs/${id}/result`);
-  return status.state === 'FINISHED' ? 0 : 1;
+  if (status.error) console.log(`error: ${describeError(status)}`);
+  if (status.state === JobState.FINISHED) console.log(`result: ${jm}/jobs/${id}/result`);
+  return status.state === JobState.FINISHED ? 0 : 1;
+}
+
+/**
+ * --follow: the job's collected records on stdout, a JSON line each, as they come, until
+ * the job ends; then its final state on stderr (with a failed job's coded error), and
+ * exit 0 only if it FINISHED.
+ */
+async function followRecords(jm: string, id: string): Promise<number> {
+  await streamLines(`${jm}/jobs/${id}/result?follow=true`, (record) => process.stdout.write(`${JSON.stringify(record)}\n`));
+  const status = await callJson<JobStatus>('GET', `${jm}/jobs/${id}`);
+  console.error(`${id} ${status.state}${status.error ? `: ${describeError(status)}` : ''}`);
+  return status.state === JobState.FINISHED ? 0 : 1;
 }
 
 /** The JavaScript to upload for a job file: as it is, or stripped of its types (checked first with `typecheck`). */
 async function moduleSource(file: string, typecheck: boolean): Promise<string> {
   const source = fs.readFileSync(file, 'utf8');
   if (!isTypeScript(file)) {
-    if (typecheck) throw new Error(`--typecheck checks TypeScript jobs (.ts, .mts), not ${file}`);
+    if (typecheck) throw new SpillwayError('SPW_ERR_USAGE', `--typecheck checks TypeScript jobs (.ts, .mts), not ${file}`);
     return source;
   }
   if (typecheck) await typecheckJob(file);
   return transpileJob(file, source);
+}
+
+/** A failed job's error as `CODE: message`, as the command line prints every error. */
+function describeError(status: JobStatus): string {
+  return isErrorCode(status.errorCode) ? `${status.errorCode}: ${status.error}` : `${status.error}`;
 }
 
 async function follow(url: string): Promise<JobStatus> {
@@ -75,7 +107,7 @@ async function follow(url: string): Promise<JobStatus> {
   for (;;) {
     const status = await callJson<JobStatus>('GET', url);
     if (tty) process.stdout.write(`\r${progressBar(status.progress)} ${status.state} ${status.counters.recordsIn} records `);
-    if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) {
+    if (JobState.isTerminal(status.state)) {
       if (tty) process.stdout.write('\n');
       return status;
     }
@@ -93,7 +125,7 @@ export function parseParams(pairs: string[]): Record<string, string> {
   const params: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`--param wants k=v, not "${pair}"`);
+    if (eq <= 0) throw new SpillwayError('SPW_ERR_USAGE', `--param wants k=v, not "${pair}"`);
     params[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return params;

@@ -1,15 +1,16 @@
 import path from 'node:path';
 import type TS from 'typescript';
+import { SpillwayError } from '../errors/Errors.js';
 
 /** A job file the CLI strips the types from before uploading it. */
 export function isTypeScript(file: string): boolean {
   return /\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file);
 }
 
-/** A job file that does not compile: the message lists each problem as `file(line,col): error TSnnnn: ...`. */
-export class JobSourceError extends Error {
+/** A job file that does not compile (SPW_ERR_MODULE): the message lists each problem as `file(line,col): error TSnnnn: ...`. */
+export class JobSourceError extends SpillwayError {
   constructor(message: string) {
-    super(message);
+    super('SPW_ERR_MODULE', message);
     this.name = 'JobSourceError';
   }
 }

@@ -2,12 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeCorpus } from '../job/Corpus.js';
-import { callJson } from '../job/Http.js';
+import { callJson } from '../rpc/HttpClient.js';
+import { isErrorCode, SpillwayError } from '../errors/Errors.js';
+import { JobState } from '../lifecycle/JobState.js';
+import { DEFAULT_SLOTS } from '../taskmanager/TaskManagerOptions.js';
+import { printFailure } from './Failure.js';
 import { LocalCluster } from './LocalCluster.js';
+import { DEFAULT_TASKMANAGERS } from './LocalClusterOptions.js';
 
 interface Finished {
-  state: string;
+  state: JobState;
   error?: string;
+  errorCode?: string;
   durationMs: number;
   counters: { recordsIn: number; recordsOut: number; bytesIn: number };
 }
@@ -22,18 +28,18 @@ async function runDemo(): Promise<void> {
   const corpus = path.join(work, 'corpus');
   const output = path.join(work, 'output');
   // The demo shows its result; the cluster's own log says only what went wrong.
-  const cluster = new LocalCluster({ taskManagers: 2, slots: 2, stdio: 'inherit', extraArgs: ['--log-level', 'warn'] });
+  const cluster = new LocalCluster({ taskManagers: DEFAULT_TASKMANAGERS, slots: DEFAULT_SLOTS, stdio: 'inherit', extraArgs: ['--log-level', 'warn'] });
   try {
     writeCorpus(corpus, 4, 5 << 20, 1);
     const url = await cluster.start();
-    console.log(`local cluster up: jobmanager ${url}, 2 taskmanagers with 2 slots each`);
-    const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { job: 'wordcount', params: { input: corpus, output }, parallelism: 4 });
+    console.log(`local cluster up: jobmanager ${url}, ${DEFAULT_TASKMANAGERS} taskmanagers with ${DEFAULT_SLOTS} slots each`);
+    const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { job: 'wordcount', params: { input: corpus, output }, parallelism: DEFAULT_TASKMANAGERS * DEFAULT_SLOTS });
     let status: Finished;
     do {
       await new Promise((r) => setTimeout(r, 100));
       status = await callJson<Finished>('GET', `${url}/jobs/${id}`);
-    } while (!['FINISHED', 'FAILED', 'CANCELED'].includes(status.state));
-    if (status.state !== 'FINISHED') throw new Error(`word count ${status.state}: ${status.error}`);
+    } while (!JobState.isTerminal(status.state));
+    if (status.state !== JobState.FINISHED) throw new SpillwayError(isErrorCode(status.errorCode) ? status.errorCode : 'SPW_ERR_TASK_FAILED', `word count ${status.state}: ${status.error}`);
     printTopWords(output, status);
   } finally {
     await cluster.stop();
@@ -62,8 +68,8 @@ function printTopWords(output: string, status: Finished): void {
 
 runDemo().then(
   () => process.exit(0),
-  (error: Error) => {
-    console.error(`spillway: ${error.message}`);
+  (error: unknown) => {
+    printFailure(error);
     process.exit(1);
   },
 );

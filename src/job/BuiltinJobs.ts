@@ -1,8 +1,9 @@
 import type { JobDefinition } from './JobDefinition.js';
 import { join } from './builtins/Join.js';
+import { NEXMARK_JOBS } from './builtins/nexmark/NexmarkQueries.js';
 import { sort } from './builtins/Sort.js';
 import { synthetic } from './builtins/Synthetic.js';
-import { wordCount } from './builtins/WordCount.js';
+import { wordCount } from './builtins/wordcount/WordCount.js';
 
 /** The jobs submitted by name, each a function of its JSON params. */
 export const BUILTIN_JOBS: Readonly<Record<string, (params: Record<string, unknown>) => JobDefinition>> = {
@@ -10,6 +11,7 @@ export const BUILTIN_JOBS: Readonly<Record<string, (params: Record<string, unkno
   sort,
   join,
   synthetic,
+  ...NEXMARK_JOBS,
 };
 
 export function isBuiltinJob(name: string): boolean {

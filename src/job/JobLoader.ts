@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { BUILTIN_JOBS } from './BuiltinJobs.js';
 import { defineJob, type JobDefinition, type JobModule } from './JobDefinition.js';
 import { linkSpillwayPackage } from './PackageRoot.js';
-import type { JobReference } from './TaskDeployment.js';
+import type { JobReference } from '../rpc/TaskDeployment.js';
+import { SpillwayError } from '../errors/Errors.js';
 
 /**
  * Turns a job reference into its definition: a built-in by name, or an uploaded
@@ -37,10 +38,10 @@ export class JobLoader {
   async load(ref: JobReference): Promise<JobDefinition> {
     if (ref.builtin !== undefined) {
       const builtin = BUILTIN_JOBS[ref.builtin];
-      if (!builtin) throw new Error(`unknown job "${ref.builtin}"`);
+      if (!builtin) throw new SpillwayError('SPW_ERR_UNKNOWN_JOB', `unknown job "${ref.builtin}"`);
       return builtin(ref.params);
     }
-    if (ref.module === undefined) throw new Error('a job reference names a built-in job or a module');
+    if (ref.module === undefined) throw new SpillwayError('SPW_ERR_MODULE', 'a job reference names a built-in job or a module');
     return defineJob(await this.module(ref.module), ref.params);
   }
 
@@ -93,16 +94,16 @@ export class JobLoader {
   }
 
   private async storeOnce(hash: string): Promise<string> {
-    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad module hash ${hash}`);
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new SpillwayError('SPW_ERR_MODULE', `bad module hash ${hash}`);
     const file = path.join(this.dir, `${hash}.mjs`);
     // Each time, not once: the folder may have been cleaned since.
     linkSpillwayPackage(this.dir);
     if (fs.existsSync(file)) return file;
-    if (this.fetchModule === null) throw new Error(`module ${hash} is not stored in ${this.dir}`);
+    if (this.fetchModule === null) throw new SpillwayError('SPW_ERR_MODULE_NOT_FOUND', `module ${hash} is not stored in ${this.dir}`);
     const source = await this.fetchModule(hash);
     // The hash names the code: what arrived must be exactly that code, whoever served it.
     const actual = crypto.createHash('sha256').update(source).digest('hex');
-    if (actual !== hash) throw new Error(`module ${hash} arrived with content of hash ${actual}: refused`);
+    if (actual !== hash) throw new SpillwayError('SPW_ERR_MODULE', `module ${hash} arrived with content of hash ${actual}: refused`);
     fs.mkdirSync(this.dir, { recursive: true });
     fs.writeFileSync(`${file}.tmp`, source);
     fs.renameSync(`${file}.tmp`, file);
@@ -112,7 +113,7 @@ export class JobLoader {
   private async importModule(hash: string): Promise<JobModule> {
     const file = await this.store(hash);
     const exports = (await import(pathToFileURL(file).href)) as { default?: JobModule };
-    if (!exports.default) throw new Error(`module ${hash} has no default export`);
+    if (!exports.default) throw new SpillwayError('SPW_ERR_MODULE', `module ${hash} has no default export`);
     return exports.default;
   }
 }

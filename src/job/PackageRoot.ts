@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SpillwayError } from '../errors/Errors.js';
 
 /**
  * The folder of the spillway package this code runs from (where its package.json
@@ -13,7 +14,7 @@ export function spillwayPackageRoot(): string {
     const manifest = path.join(dir, 'package.json');
     if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'spillway') return dir;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error(`cannot find the spillway package above ${fileURLToPath(import.meta.url)}`);
+    if (parent === dir) throw new SpillwayError('SPW_ERR_INTERNAL', `cannot find the spillway package above ${fileURLToPath(import.meta.url)}`);
     dir = parent;
   }
 }

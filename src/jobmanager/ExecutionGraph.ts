@@ -1,34 +1,12 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
-import { emptyCounters, type JobReference, type TaskCounters, type TaskDeploymentDescriptor, type TaskState } from '../job/TaskDeployment.js';
+import type { JobReference, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
 import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
 import { partitionType } from '../network/partition/PartitionTypes.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { PartitionTracker } from './PartitionTracker.js';
-import type { CounterSample, TaskRates } from './TaskRates.js';
+import { ExecutionVertex } from './ExecutionVertex.js';
 import { pipelinedRegions } from './PipelinedRegions.js';
 import type { TaskManagerInfo } from './TaskManagerRegistry.js';
-
-/** One subtask of a stage, placed on a TaskManager. */
-export interface ExecutionVertex {
-  taskId: string;
-  stage: string;
-  subtask: number;
-  parallelism: number;
-  taskManagerId: string;
-  /** Which run of this subtask, from 0; a restart deploys the next. */
-  attempt: number;
-  state: TaskState | 'CREATED';
-  error?: string;
-  /** When this attempt's RUNNING and final reports reached the JobManager (epoch ms), as Flink's subtask start-time and end-time. */
-  started?: number;
-  ended?: number;
-  counters: TaskCounters;
-  /** The last report of a running task, its rates since the one before, and where its buffers are now. */
-  sample?: CounterSample;
-  rates?: TaskRates;
-  buffers?: TaskBufferStats;
-}
 
 /** An exchange between two stages: one partition per producer subtask. */
 export interface ExecutionEdge {
@@ -101,8 +79,7 @@ export class ExecutionGraph {
       for (let subtask = 0; subtask < p; subtask++) {
         const taskId = `${jobId}.${stage.name}.${subtask}`;
         const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
-        const counters = emptyCounters();
-        this.vertices.set(taskId, { taskId, stage: stage.name, subtask, parallelism: p, taskManagerId, attempt: 0, state: 'CREATED', counters });
+        this.vertices.set(taskId, new ExecutionVertex(taskId, stage.name, subtask, p, taskManagerId));
       }
     }
     for (const edge of this.edges) {

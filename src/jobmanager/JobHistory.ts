@@ -1,5 +1,7 @@
 import { unpack } from 'msgpackr';
-import { isTerminal } from './Scheduler.js';
+import { JobState } from '../lifecycle/JobState.js';
+import { TaskState } from '../lifecycle/TaskState.js';
+import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
 import type { JobRecord, JobStore } from './JobStore.js';
 import { log } from '../Logger.js';
 
@@ -50,12 +52,13 @@ export class JobHistory {
     const records = this.store.allJobs();
     this.nextSeq = Math.max(this.store.getNumber('nextSeq') ?? 1, ...records.map((r) => r.seq + 1));
     for (const record of records) {
-      if (!isTerminal(record.state)) {
-        record.state = 'FAILED';
+      if (!JobState.isTerminal(record.state)) {
+        record.state = JobState.transition(record.state, JobState.FAILED, record.id);
         record.error = RESTARTED;
+        record.errorCode = 'SPW_ERR_JOBMANAGER_RESTARTED';
         record.ended = now;
         record.resultBytes = 0;
-        for (const task of record.tasks) if (!isTerminal(task.state)) task.state = 'CANCELED';
+        for (const task of record.tasks) if (!TaskState.isTerminal(task.state)) task.state = TaskState.transition(task.state, TaskState.CANCELED, task.id);
         void this.store.removeResults(record.seq);
         this.write(record);
       }
@@ -80,7 +83,7 @@ export class JobHistory {
 
   /** Records a job's final state; a job that did not finish keeps no results. */
   ended(record: JobRecord): void {
-    if (record.state !== 'FINISHED' && record.resultBytes > 0) {
+    if (record.state !== JobState.FINISHED && record.resultBytes > 0) {
       record.resultBytes = 0;
       void this.store.removeResults(record.seq);
     }
@@ -106,9 +109,14 @@ export class JobHistory {
     return seqs.map((seq) => this.pending.get(seq) ?? this.store.getJob(seq)).filter((r): r is JobRecord => r !== undefined);
   }
 
-  /** Stores one task's collected records (as packed by its TaskManager); a repeat replaces. */
-  async saveResults(seq: number, taskIndex: number, packed: Buffer): Promise<void> {
-    await this.store.putResults(seq, taskIndex, packed);
+  /** Stores one task's collected records, part `part` of them (as packed by its TaskManager); a repeat replaces. */
+  async saveResults(seq: number, taskIndex: number, packed: Buffer, part = 0): Promise<void> {
+    await this.store.putResults(seq, taskIndex, packed, part);
+  }
+
+  /** Drops what one task of a job sent so far (its attempt is sending again from the start). */
+  async dropTaskResults(seq: number, taskIndex: number): Promise<void> {
+    await this.store.removeResults(seq, taskIndex);
   }
 
   /** Drops what saveResults stored for a job that will not finish. */
@@ -119,8 +127,28 @@ export class JobHistory {
   /** The collected records of a kept job, in task order. */
   results(seq: number): unknown[] {
     const records: unknown[] = [];
-    for (const packed of this.store.getResults(seq)) for (const record of unpack(packed) as unknown[]) records.push(record);
+    for (const { packed } of this.store.getResults(seq)) for (const record of unpack(packed) as unknown[]) records.push(record);
     return records;
+  }
+
+  /** The stored parts of a job's collected records, in task and part order, each with where it stands. */
+  resultParts(seq: number): { index: number; part: number; records: unknown[] }[] {
+    return this.store.getResults(seq).map(({ index, part, packed }) => ({ index, part, records: unpack(packed) as unknown[] }));
+  }
+
+  /** Records a completed checkpoint of a job. */
+  async saveCheckpoint(seq: number, metadata: CheckpointMetadata): Promise<void> {
+    await this.store.putCheckpoint(seq, metadata);
+  }
+
+  /** Forgets a checkpoint of a job (deleted past its retention, or the job ended). */
+  async dropCheckpoint(seq: number, id: number): Promise<void> {
+    await this.store.removeCheckpoint(seq, id);
+  }
+
+  /** A job's recorded checkpoints, oldest first. */
+  checkpointsOf(seq: number): CheckpointMetadata[] {
+    return this.store.jobCheckpoints(seq);
   }
 
   /** Modules that a kept job runs: they stay whatever their age. */

@@ -1,8 +1,14 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { JobReference, PartitionTypeName, TaskCounters } from '../job/TaskDeployment.js';
+import type { JobReference, PartitionTypeName, TaskCounters } from '../rpc/TaskDeployment.js';
 import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
-import type { JobException, JobState } from './Scheduler.js';
+import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
+import type { CheckpointSummary } from './checkpoint/CheckpointStats.js';
+import type { EventTimeFigures } from './EventTimeView.js';
+import type { ErrorCode } from '../errors/Errors.js';
+import type { JobState } from '../lifecycle/JobState.js';
+import type { TaskState } from '../lifecycle/TaskState.js';
+import type { JobException } from './Job.js';
 import type { TaskRates } from './TaskRates.js';
 
 /** One task of a job as GET /jobs/:id shows it. */
@@ -13,8 +19,10 @@ export interface TaskView {
   taskManager: string;
   /** Which run of the subtask, from 0. */
   attempt: number;
-  state: string;
+  state: TaskState;
+  /** Why this attempt failed or was canceled: the message and its code. */
   error?: string;
+  errorCode?: ErrorCode;
   /** When its RUNNING and final reports reached the JobManager (epoch ms). */
   started?: number;
   ended?: number;
@@ -56,7 +64,9 @@ export interface JobRecord {
   id: string;
   name: string;
   state: JobState;
+  /** Why it failed: the message and its code. */
   error?: string;
+  errorCode?: ErrorCode;
   parallelism: number;
   exchange: PartitionTypeName;
   /** The default codec of its edges, or false. */
@@ -77,7 +87,16 @@ export interface JobRecord {
   restarts?: number;
   /** Every failed attempt, oldest first. */
   exceptions?: JobException[];
+  /** False for a job that reads an unbounded source (absent from records of older JobManagers: bounded). */
+  bounded?: boolean;
+  /** An unbounded job's event time while it runs: each stage's watermark, and the sinks' latency. */
+  eventTime?: EventTimeFigures;
+  /** A job that takes checkpoints: their counts and the latest completed (absent from records of older JobManagers). */
+  checkpoints?: CheckpointSummary;
 }
+
+/** Where collected records are kept: [job number, task index, part] (records of an older JobManager have no part). */
+type ResultKey = number[];
 
 /** An uploaded job module and the last time it was uploaded or used (ms). */
 export interface StoredModule {
@@ -96,9 +115,10 @@ export class JobStore {
   private constructor(
     private readonly root: RootDatabase,
     private readonly jobs: Database<JobRecord, number>,
-    private readonly results: Database<Buffer, [number, number]>,
+    private readonly results: Database<Buffer, ResultKey>,
     private readonly modules: Database<StoredModule, string>,
     private readonly meta: Database<number, string>,
+    private readonly checkpoints: Database<CheckpointMetadata, number[]>,
   ) {}
 
   static open(dir: string): JobStore {
@@ -107,10 +127,25 @@ export class JobStore {
     return new JobStore(
       root,
       root.openDB<JobRecord, number>('jobs', {}),
-      root.openDB<Buffer, [number, number]>('results', { encoding: 'binary' }),
+      root.openDB<Buffer, ResultKey>('results', { encoding: 'binary' }),
       root.openDB<StoredModule, string>('modules', {}),
       root.openDB<number, string>('meta', {}),
+      root.openDB<CheckpointMetadata, number[]>('checkpoints', {}),
     );
+  }
+
+  /** Records a job's completed checkpoint (or savepoint), by job number and checkpoint id. */
+  putCheckpoint(seq: number, metadata: CheckpointMetadata): Promise<boolean> {
+    return this.checkpoints.put([seq, metadata.id], metadata);
+  }
+
+  removeCheckpoint(seq: number, id: number): Promise<boolean> {
+    return this.checkpoints.remove([seq, id]);
+  }
+
+  /** A job's recorded checkpoints, oldest first. */
+  jobCheckpoints(seq: number): CheckpointMetadata[] {
+    return [...this.checkpoints.getRange({ start: [seq], end: [seq + 1] })].map((entry) => entry.value);
   }
 
   putJob(record: JobRecord): Promise<boolean> {
@@ -131,17 +166,20 @@ export class JobStore {
     await Promise.all([this.jobs.remove(seq), this.removeResults(seq)]);
   }
 
-  putResults(seq: number, taskIndex: number, packed: Buffer): Promise<boolean> {
-    return this.results.put([seq, taskIndex], packed);
+  putResults(seq: number, taskIndex: number, packed: Buffer, part = 0): Promise<boolean> {
+    return this.results.put([seq, taskIndex, part], packed);
   }
 
   /** A job's collected records, msgpack-packed, one buffer per task in task order. */
-  getResults(seq: number): Buffer[] {
-    return [...this.results.getRange({ start: [seq], end: [seq + 1] })].map((entry) => entry.value);
+  /** A job's collected records, by task index and part (a key of an older JobManager, without a part, is part 0). */
+  getResults(seq: number): { index: number; part: number; packed: Buffer }[] {
+    return [...this.results.getRange({ start: [seq], end: [seq + 1] })].map(({ key, value }) => ({ index: key[1], part: key[2] ?? 0, packed: value }));
   }
 
-  async removeResults(seq: number): Promise<void> {
-    const keys = [...this.results.getKeys({ start: [seq], end: [seq + 1] })];
+  /** Removes a job's collected records, or one task's. */
+  async removeResults(seq: number, taskIndex?: number): Promise<void> {
+    const range = taskIndex === undefined ? { start: [seq], end: [seq + 1] } : { start: [seq, taskIndex], end: [seq, taskIndex + 1] };
+    const keys = [...this.results.getKeys(range)];
     await Promise.all(keys.map((key) => this.results.remove(key)));
   }
 

@@ -1,7 +1,9 @@
-import { emptyCounters, type TaskCounters } from '../job/TaskDeployment.js';
+import { TaskState } from '../lifecycle/TaskState.js';
+import { emptyCounters, type TaskCounters } from '../rpc/TaskDeployment.js';
 import type { ExecutionEdge, ExecutionGraph } from './ExecutionGraph.js';
 import type { EdgeView, JobRecord } from './JobStore.js';
-import type { Job } from './Scheduler.js';
+import { eventTime } from './EventTimeView.js';
+import type { Job } from './Job.js';
 
 /** The seq of job ids `job-0042-...`: the number the store keys a job by. */
 export function jobSeq(id: string): number | undefined {
@@ -19,6 +21,7 @@ export function snapshot(job: Job): JobRecord {
     counters.recordsOut += v.counters.recordsOut;
     counters.bytesOut += v.counters.bytesOut;
     counters.spilledBytes += v.counters.spilledBytes;
+    counters.malformedRecords = (counters.malformedRecords ?? 0) + (v.counters.malformedRecords ?? 0);
   }
   let resultBytes = 0;
   for (const bytes of job.resultBytes.values()) resultBytes += bytes;
@@ -27,7 +30,8 @@ export function snapshot(job: Job): JobRecord {
     id: job.id,
     name: job.name,
     state: job.state,
-    error: job.error,
+    error: job.failure?.message,
+    errorCode: job.failure?.code,
     parallelism: job.parallelism,
     exchange: job.exchange.name,
     compression: job.compression ?? false,
@@ -43,7 +47,8 @@ export function snapshot(job: Job): JobRecord {
       taskManager: v.taskManagerId,
       attempt: v.attempt,
       state: v.state,
-      error: v.error,
+      error: v.error?.message,
+      errorCode: v.error?.code,
       started: v.started,
       ended: v.ended,
       counters: v.counters,
@@ -53,6 +58,9 @@ export function snapshot(job: Job): JobRecord {
     resultBytes,
     restarts: job.restarts,
     exceptions: job.exceptions,
+    bounded: job.bounded,
+    eventTime: job.bounded || job.graph === null ? undefined : eventTime(job.graph, job.watermarks, job.started ?? job.submitted),
+    checkpoints: job.coordinator?.summary(),
   };
 }
 
@@ -103,9 +111,9 @@ function edgeView(graph: ExecutionGraph, edge: ExecutionEdge): EdgeView {
 
 /** An entry of GET /jobs. */
 export function summary(job: JobRecord): Record<string, unknown> {
-  const { id, name, state, error, parallelism, exchange, submitted, started, ended } = job;
+  const { id, name, state, error, errorCode, parallelism, exchange, submitted, started, ended } = job;
   const durationMs = started === undefined ? 0 : (ended ?? Date.now()) - started;
-  return { id, name, state, error, parallelism, exchange, submitted, durationMs };
+  return { id, name, state, error, errorCode, parallelism, exchange, submitted, durationMs };
 }
 
 /** GET /jobs/:id. */
@@ -119,9 +127,11 @@ export function details(job: JobRecord): Record<string, unknown> {
     edges: job.edges ?? [],
     // Each task's ratios, backpressure level and output rates sit beside its counters.
     tasks: job.tasks.map(({ rates, ...task }) => ({ ...task, ...rates })),
-    progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === 'FINISHED').length / job.tasks.length,
+    progress: job.tasks.length === 0 ? 0 : job.tasks.filter((t) => t.state === TaskState.FINISHED).length / job.tasks.length,
     resultBytes: job.resultBytes,
     resultsDropped: job.resultsDropped,
     restarts: job.restarts ?? 0,
+    bounded: job.bounded ?? true,
+    ...(job.eventTime === undefined ? {} : job.eventTime),
   };
 }

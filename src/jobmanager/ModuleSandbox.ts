@@ -1,9 +1,7 @@
 import { Worker } from 'node:worker_threads';
+import { deserializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
 import type { JobDefinition } from '../job/JobDefinition.js';
-import type { JobReference } from '../job/TaskDeployment.js';
-
-/** --module-load-timeout: how long a submitted module may take to load and define its job. */
-export const DEFAULT_MODULE_LOAD_TIMEOUT_MS = 10_000;
+import type { JobReference } from '../rpc/TaskDeployment.js';
 
 /** A sandbox thread's heap limit: a module that builds a huge graph fails, the JobManager does not. */
 const SANDBOX_HEAP_MB = 256;
@@ -11,8 +9,8 @@ const SANDBOX_HEAP_MB = 256;
 /** What a function of the job becomes on its way out of the sandbox (functions cannot cross threads). */
 export const FUNCTION_MARK = '__spillwayFunction';
 
-/** The sandbox's answer: the job's shape, or why it could not be defined. */
-export type SandboxAnswer = { shape: unknown } | { error: string };
+/** The sandbox's answer: the job's shape, or why it could not be defined (SPW_ERR_INVALID_JOB, SPW_ERR_MODULE, ...). */
+export type SandboxAnswer = { shape: unknown } | { error: SerializedError };
 
 export interface SandboxRequest {
   dir: string;
@@ -35,14 +33,14 @@ export async function loadInSandbox(request: SandboxRequest, timeoutMs: number):
   try {
     const answer = await new Promise<SandboxAnswer>((resolve, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`module ${request.ref.module} did not define its job within ${timeoutMs} ms (--module-load-timeout)`)),
+        () => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} did not define its job within ${timeoutMs} ms (--module-load-timeout)`)),
         timeoutMs,
       );
       worker.once('message', resolve);
-      worker.once('error', (error) => reject(new Error(`module ${request.ref.module} failed to load: ${error.message}`)));
-      worker.once('exit', (code) => reject(new Error(`module ${request.ref.module} ended its loader with exit code ${code}`)));
+      worker.once('error', (error) => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} failed to load: ${error.message}`)));
+      worker.once('exit', (code) => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} ended its loader with exit code ${code}`)));
     });
-    if ('error' in answer) throw new Error(answer.error);
+    if ('error' in answer) throw deserializeError(answer.error);
     return revive(answer.shape) as JobDefinition;
   } finally {
     if (timer) clearTimeout(timer);
@@ -56,7 +54,7 @@ function revive(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (FUNCTION_MARK in value) {
     return () => {
-      throw new Error('job code runs on TaskManagers, not in the JobManager');
+      throw new SpillwayError('SPW_ERR_INTERNAL', 'job code runs on TaskManagers, not in the JobManager');
     };
   }
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, revive(v)]));

@@ -2,9 +2,6 @@ import crypto from 'node:crypto';
 import type { JobLoader } from '../job/JobLoader.js';
 import type { JobStore } from './JobStore.js';
 
-/** --module-ttl: how long a module no kept job runs stays after its last upload or use. */
-export const DEFAULT_MODULE_TTL_MS = 3_600_000;
-
 /**
  * Uploaded job modules, kept in the store by content hash. One that no kept job runs
  * is dropped `ttlMs` after its last upload or use, with the JobManager's imported copy;

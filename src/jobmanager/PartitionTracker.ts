@@ -1,4 +1,4 @@
-import type { PartitionLocation } from '../job/TaskDeployment.js';
+import type { PartitionLocation } from '../rpc/TaskDeployment.js';
 import type { PartitionType } from '../network/partition/PartitionType.js';
 
 export interface TrackedPartition {

@@ -1,3 +1,5 @@
+import { SpillwayError } from '../errors/Errors.js';
+
 /**
  * How often and after how long a failed job is tried again, as Flink's restart
  * strategies: `attempts` counts restarts after the first failure, so a task that
@@ -47,11 +49,11 @@ const FIELDS: Record<RestartStrategyName, readonly string[]> = {
  */
 export function restartStrategy(given: { strategy: RestartStrategyName } & Record<string, unknown>, defaults: RestartStrategy): RestartStrategy {
   const extra = Object.keys(given).filter((k) => k !== 'strategy' && !FIELDS[given.strategy].includes(k));
-  if (extra.length > 0) throw new Error(`restart strategy ${given.strategy} has no ${extra.join(', ')}; it takes ${FIELDS[given.strategy].join(', ') || 'nothing more'}`);
+  if (extra.length > 0) throw new SpillwayError('SPW_ERR_BAD_REQUEST', `restart strategy ${given.strategy} has no ${extra.join(', ')}; it takes ${FIELDS[given.strategy].join(', ') || 'nothing more'}`);
   const base = given.strategy === defaults.strategy ? defaults : defaultStrategy(given.strategy);
   const merged = { ...base, ...given } as RestartStrategy;
   if (merged.strategy === 'exponential-delay' && merged.maxMs < merged.initialMs) {
-    throw new Error(`restart maxMs ${merged.maxMs} is below initialMs ${merged.initialMs}`);
+    throw new SpillwayError('SPW_ERR_BAD_REQUEST', `restart maxMs ${merged.maxMs} is below initialMs ${merged.initialMs}`);
   }
   return merged;
 }
@@ -63,7 +65,7 @@ export function defaultStrategy(name: RestartStrategyName, attempts?: number, de
   if (name === 'exponential-delay') {
     return { strategy: 'exponential-delay', ...EXPONENTIAL_DEFAULTS, attempts: attempts ?? EXPONENTIAL_DEFAULTS.attempts, initialMs: delayMs ?? EXPONENTIAL_DEFAULTS.initialMs };
   }
-  throw new Error(`--restart-strategy must be none, fixed-delay or exponential-delay, not "${String(name)}"`);
+  throw new SpillwayError('SPW_ERR_CONFIG', `--restart-strategy must be none, fixed-delay or exponential-delay, not "${String(name)}"`);
 }
 
 /**

@@ -1,25 +1,16 @@
-import { callJson } from '../job/Http.js';
-import { tmUrl } from './Scheduler.js';
+import type { Registration } from '../rpc/ControlPlane.js';
+import { TaskManagerGateway } from '../rpc/TaskManagerGateway.js';
 
 /** How long a suspect TaskManager has to answer its check before it is declared lost. */
 export const SUSPECT_CHECK_TIMEOUT_MS = 2000;
 
 /** A registered TaskManager as the JobManager sees it. */
-export interface TaskManagerInfo {
+export interface TaskManagerInfo extends Registration {
   id: string;
-  host: string;
-  dataPort: number;
-  httpPort: number;
-  /** Its REST API is served over https. */
-  https?: boolean;
-  slots: number;
   freeSlots: number;
-  memory: number;
   lastHeartbeat: number;
   registered: number;
 }
-
-export type Registration = Pick<TaskManagerInfo, 'host' | 'dataPort' | 'httpPort' | 'https' | 'slots' | 'memory'>;
 
 /**
  * The TaskManagers of the cluster: registration, heartbeats, slots, and the loss of
@@ -85,7 +76,7 @@ export class TaskManagerRegistry {
     const tm = this.taskManagers.get(id);
     if (!tm || this.suspects.has(id)) return;
     this.suspects.add(id);
-    callJson('GET', `${tmUrl(tm)}/status`, undefined, { timeoutMs: SUSPECT_CHECK_TIMEOUT_MS }).then(
+    new TaskManagerGateway(tm).status(SUSPECT_CHECK_TIMEOUT_MS).then(
       () => this.suspects.delete(id),
       (error: Error) => {
         this.suspects.delete(id);

@@ -12,6 +12,7 @@ import { ResultPartitionManager } from './partition/ResultPartitionManager.js';
 import { ConnectionManager, type ConnectionListener } from './transport/ConnectionManager.js';
 import { DataServer } from './transport/DataServer.js';
 import type { TransportSecurity } from './transport/TransportSecurity.js';
+import { SpillwayError } from '../errors/Errors.js';
 
 /** Buffers each subpartition of a pipelined partition may queue. */
 export const DEFAULT_BUFFERS_PER_SUBPARTITION = 128;
@@ -85,7 +86,7 @@ export class ShuffleEnvironment {
   }
 
   get address(): RemoteAddress {
-    if (!this.dataAddress) throw new Error('the data server is not started');
+    if (!this.dataAddress) throw new SpillwayError('SPW_ERR_INTERNAL', 'the data server is not started');
     return this.dataAddress;
   }
 

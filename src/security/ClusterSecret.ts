@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import { SpillwayError } from '../errors/Errors.js';
 
 /** The environment variable that carries the cluster secret. */
 export const SECRET_ENV = 'SPILLWAY_SECRET';
@@ -31,7 +32,7 @@ export class ClusterSecret {
   static of(text: string, source: string): ClusterSecret {
     const token = text.trim();
     if (token.length < MIN_SECRET_LENGTH) {
-      throw new Error(`the cluster secret from ${source} has ${token.length} characters; it needs at least ${MIN_SECRET_LENGTH}`);
+      throw new SpillwayError('SPW_ERR_CONFIG', `the cluster secret from ${source} has ${token.length} characters; it needs at least ${MIN_SECRET_LENGTH}`);
     }
     return new ClusterSecret(token);
   }
@@ -84,7 +85,7 @@ export function bindPolicy(role: string, host: string, secret: ClusterSecret | n
   if (secret !== null) return `${role}: authentication on (cluster secret set)`;
   if (isLoopback(host)) return `${role}: no cluster secret: unauthenticated, reachable from this machine only (${host})`;
   if (!insecure) {
-    throw new Error(
+    throw new SpillwayError('SPW_ERR_CONFIG', 
       `${role}: refusing to bind ${host} without a cluster secret: anyone who reaches it could run code on the cluster; ` +
         `set ${SECRET_ENV} or --secret-file (at least ${MIN_SECRET_LENGTH} characters), or pass --insecure`,
     );
@@ -96,6 +97,6 @@ function readSecretFile(file: string): string {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read the cluster secret file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new SpillwayError('SPW_ERR_CONFIG', `cannot read the cluster secret file ${file}: ${(error as Error).message}`, { cause: error });
   }
 }

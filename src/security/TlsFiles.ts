@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { SpillwayError } from '../errors/Errors.js';
 
 /**
  * A process's TLS material, from `--tls-cert`, `--tls-key` and `--tls-ca` (PEM): its
@@ -21,7 +22,7 @@ export interface TlsFiles {
 export function loadTls(files: TlsFiles): TlsMaterial | null {
   const given = [files.cert, files.key, files.ca].filter((file) => file !== undefined).length;
   if (given === 0) return null;
-  if (given < 3) throw new Error('TLS needs all three of --tls-cert, --tls-key and --tls-ca');
+  if (given < 3) throw new SpillwayError('SPW_ERR_CONFIG', 'TLS needs all three of --tls-cert, --tls-key and --tls-ca');
   return { cert: readPem(files.cert!, '--tls-cert'), key: readPem(files.key!, '--tls-key'), ca: readPem(files.ca!, '--tls-ca') };
 }
 
@@ -29,6 +30,6 @@ function readPem(file: string, flag: string): Buffer {
   try {
     return fs.readFileSync(file);
   } catch (error) {
-    throw new Error(`cannot read ${flag} ${file}: ${(error as Error).message}`, { cause: error });
+    throw new SpillwayError('SPW_ERR_CONFIG', `cannot read ${flag} ${file}: ${(error as Error).message}`, { cause: error });
   }
 }

@@ -1,55 +1,82 @@
-import type { JobDefinition, Partitioning, Sink, StageDefinition } from '../job/JobDefinition.js';
-import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
-import { openTextSink, type TextSinkWriter } from '../job/TextSink.js';
-import { readChunks, readLines, type TextSplit } from '../job/TextSplits.js';
+import { sourceSpec } from '../connectors/Sources.js';
+import type { SourceContext } from '../connectors/SourceSpec.js';
+import { isBounded, normalizeStage, timestampedStages, type JobDefinition, type KeyFn, type StageDefinition } from '../job/JobDefinition.js';
+import type { TaskCheckpointConfig, TaskCounters, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
+import { SpillwayError } from '../errors/Errors.js';
 import type { InputGate } from '../network/consumer/InputGate.js';
 import { RecordReader } from '../network/consumer/RecordReader.js';
-import type { ResultPartitionWriter } from '../network/partition/ResultPartitionWriter.js';
-import {
-  BroadcastSelector,
-  ForwardSelector,
-  KeyGroupSelector,
-  RangeSelector,
-  RebalanceSelector,
-  type ChannelSelector,
-} from '../network/writer/ChannelSelector.js';
-import { RecordWriter } from '../network/writer/RecordWriter.js';
-import { HybridHashJoin, type JoinSpec } from './memory/HybridHashJoin.js';
+import type { Chain } from '../runtime/Chain.js';
+import { compileChain, compileInputs } from '../runtime/OperatorChain.js';
+import { dataHolders, operatorSpec } from '../runtime/operators/Operators.js';
+import type { InputsStep } from '../runtime/operators/OperatorSpec.js';
+import { StreamContext } from '../runtime/StreamContext.js';
+import { StreamInput, type InputHandler } from '../runtime/StreamInput.js';
 import { ManagedMemory, type ManagedMemorySpec } from './memory/ManagedMemory.js';
-import { combinerOf, combining, compileChain, type Chain, type Emit } from './OperatorChain.js';
+import { EdgeOutput, SinkOutput, type OutputPartition, type TaskOutput } from './TaskOutput.js';
+import { TaskCheckpoints, type CheckpointAck } from './TaskCheckpoints.js';
+import { restoredState, type InputRouting, type RestoredState } from './RestoredState.js';
+import type { SinkWriter } from '../connectors/SinkSpec.js';
+import type { SerializedError } from '../errors/Errors.js';
+import type { Barrier } from '../network/serialization/Events.js';
+
+export { MAX_COLLECTED_RECORDS } from '../connectors/CollectSink.js';
 
 /** What a running task tells its TaskManager. */
 export interface TaskListener {
-  /** The records of a collect sink, once its input ended; the task finishes when they are delivered. */
-  collected(records: unknown[]): Promise<void>;
-  /** The next splits of the task's text source, handed out as the task asks; empty once none are left. */
-  nextSplits(): Promise<TextSplit[]>;
+  /** The records of a collect sink: all once its input ended, or (unbounded) numbered parts as they come; resolves once delivered. */
+  collected(records: unknown[], part?: number, origin?: number): Promise<void>;
+  /** The next splits of the task's source, handed out as the task asks; empty once none are left (or, unbounded, none yet). */
+  nextSplits(): Promise<unknown[]>;
+  /** The task stored its part of a checkpoint. */
+  checkpointAcknowledged?(ack: CheckpointAck): void;
+  /** The task could not take part in a checkpoint. */
+  checkpointDeclined?(checkpointId: number, error: SerializedError): void;
 }
+
+/** A checkpoint's control message to a task: trigger it (at a source), it completed, it was aborted. */
+export type CheckpointMessage = { type: 'trigger'; barrier: Barrier } | { type: 'complete'; id: number } | { type: 'abort'; id: number };
+
+/** Thrown by a source's context once a stop-with-savepoint was taken: the reading ends there. */
+const STOPPED = new SpillwayError('SPW_ERR_INTERNAL', 'the source stopped for a savepoint');
 
 /** A task's data plane: its output partitions and input gates, by their index in its deployment. */
 export interface TaskShuffle {
-  partition(output: number): ResultPartitionWriter & { release(cause: Error): void };
+  partition(output: number): OutputPartition;
   /** A gate over input g; it reads once every producer of that input is known to be ready. */
   inputGate(input: number): InputGate;
 }
 
-/** A collect sink refuses to hold more than this; bigger results belong in a text sink. */
-export const MAX_COLLECTED_RECORDS = 2_000_000;
+/** How often a source of an unbounded job sends a latency marker, ms (Flink's metrics.latency.interval). */
+export const LATENCY_MARKER_INTERVAL_MS = 100;
 
 /**
  * One subtask of a stage: reads its source or input gates, pushes records through
  * the stage's chained operators, and writes them to its output partitions or sink.
+ * Everything that enters the chain does so from the task's one loop (the source's
+ * or the input's), which runs the task's mail between records.
  */
 export class Task {
+  /** The stage, its source, operators and sink in the `kind` shape. */
   private readonly stage: StageDefinition;
-  private readonly writers: RecordWriter<unknown>[] = [];
-  private readonly partitions: (ResultPartitionWriter & { release(cause: Error): void })[] = [];
+  private readonly operators: NonNullable<StageDefinition['operators']>;
+  private readonly partitions: OutputPartition[] = [];
   private readonly readers: RecordReader<unknown>[] = [];
+  private input: StreamInput | null = null;
   private readonly gates: InputGate[] = [];
-  private textSink: TextSinkWriter | null = null;
+  private output: TaskOutput | null = null;
   private readonly memory: ManagedMemory;
+  private readonly stream: StreamContext;
+  private checkpoints: TaskCheckpoints | null = null;
+  /** Which stages' records carry their event timestamps. */
+  private readonly timestamped: Set<string>;
   private canceled = false;
+  /** Records its source skipped as malformed (onError: 'skip'). */
+  private malformedRecords = 0;
+  /** Who waits and must be woken by a cancel. */
+  private readonly onCancel = new Set<() => void>();
   private readonly started = performance.now();
+  /** Time a source spent waiting for its input (a watched folder's next file, a paced generator's next due time), ms. */
+  private sourceIdleMs = 0;
 
   /** Without `memory` (a task run outside a TaskManager), its operators hold everything and never spill. */
   constructor(
@@ -60,45 +87,146 @@ export class Task {
     memory?: ManagedMemorySpec,
   ) {
     const stage = job.stages.find((s) => s.name === descriptor.stage);
-    if (!stage) throw new Error(`job ${job.name} has no stage ${descriptor.stage}`);
-    this.stage = stage;
-    this.memory = memory ? ManagedMemory.of(memory, job.stages.flatMap((s) => s.operators ?? [])) : ManagedMemory.unbounded();
+    if (!stage) throw new SpillwayError('SPW_ERR_INTERNAL', `job ${job.name} has no stage ${descriptor.stage}`);
+    const stages = job.stages.map(normalizeStage);
+    this.stage = stages.find((s) => s.name === descriptor.stage)!;
+    this.operators = this.stage.operators ?? [];
+    const holders = dataHolders(stages.flatMap((s) => s.operators ?? []));
+    this.memory = memory ? ManagedMemory.of(memory, holders) : ManagedMemory.unbounded();
+    this.stream = new StreamContext(isBounded(stages));
+    this.timestamped = timestampedStages(stages);
   }
 
   get counters(): TaskCounters {
     const sum = <T>(items: T[], f: (t: T) => number): number => items.reduce((a, t) => a + f(t), 0);
-    const idleMs = sum(this.readers, (r) => r.idleMs);
-    const backPressuredMs = sum(this.writers, (w) => w.backPressuredMs);
-    return {
-      recordsIn: sum(this.readers, (r) => r.recordsIn),
-      bytesIn: sum(this.readers, (r) => r.bytesIn),
-      recordsOut: sum(this.writers, (w) => w.recordsOut),
-      bytesOut: sum(this.writers, (w) => w.bytesOut),
+    const writers = this.output instanceof EdgeOutput ? this.output.writers : [];
+    const readers = [...this.readers, ...(this.input ? [this.input] : [])];
+    const idleMs = sum(readers, (r) => r.idleMs) + this.sourceIdleMs;
+    const backPressuredMs = sum(writers, (w) => w.backPressuredMs);
+    const counters: TaskCounters = {
+      recordsIn: sum(readers, (r) => r.recordsIn),
+      bytesIn: sum(readers, (r) => r.bytesIn),
+      recordsOut: sum(writers, (w) => w.recordsOut),
+      bytesOut: sum(writers, (w) => w.bytesOut),
       busyMs: Math.max(0, performance.now() - this.started - idleMs - backPressuredMs),
       backPressuredMs,
       idleMs,
-      outputs: this.writers.map((w) => ({ records: w.recordsOut, bytes: w.bytesOut })),
+      outputs: writers.map((w) => ({ records: w.recordsOut, bytes: w.bytesOut })),
       spilledBytes: this.memory.spilledBytes,
+      malformedRecords: this.malformedRecords,
     };
+    if (!this.stream.bounded) Object.assign(counters, this.streamCounters());
+    return counters;
+  }
+
+  /** The event-time figures of a task of an unbounded job. */
+  private streamCounters(): Partial<TaskCounters> {
+    const watermark = this.stream.time.watermark;
+    const counters: Partial<TaskCounters> = {
+      watermark: Number.isFinite(watermark) ? watermark : null,
+      lateRecordsDropped: this.stream.lateRecordsDropped,
+      stateBytes: this.stream.stateBytes,
+    };
+    if (this.output instanceof SinkOutput) {
+      counters.latency = this.output.markerLatency.figures();
+      counters.watermarkLatency = this.output.watermarkLatency.figures();
+    }
+    return counters;
   }
 
   async run(): Promise<void> {
     try {
-      const output = await this.createOutput();
-      // A join reads the inputs itself; the operators after it are chained.
-      const operators = (this.stage.operators ?? []).filter((op) => !('join' in op));
-      const chain = compileChain(operators, output.push, output.end, this.memory);
-      if (this.stage.source) await this.readSource(chain);
-      else await this.readInputs(chain);
-      this.checkCanceled();
-      await chain.end();
+      const restored = this.descriptor.restore ? restoredState(this.descriptor.restore, this.descriptor.subtask, this.descriptor.parallelism, this.routing(), this.stream.maxParallelism) : null;
+      const output = await this.openOutput(restored);
+      this.output = output;
+      this.stream.status = (idle) => output.status(idle);
+      this.checkpoints = this.descriptor.checkpoints ? this.makeCheckpoints(this.descriptor.checkpoints, restored) : null;
+      const options = { stream: this.stream, stage: this.stage.name, watermark: output.watermark.bind(output) };
+      const first = this.operators[0];
+      const spec = first === undefined ? undefined : operatorSpec(first);
+      if (spec?.compileInputs) {
+        const step = compileInputs(this.operators, { push: output.push, end: () => output.end(), watermark: options.watermark }, this.memory, options);
+        await this.restore(restored);
+        await this.readInputs(step, restored);
+        await this.finish(step.end);
+      } else {
+        // A first operator that reads the inputs itself (a join) is not chained; the operators after it are.
+        const chained = spec?.readInputs ? this.operators.slice(1) : this.operators;
+        const chain = compileChain(chained, output.push, () => output.end(), this.memory, options);
+        await this.restore(restored);
+        if (this.stage.source) await this.readSource(chain, restored);
+        else if (spec?.readInputs) await spec.readInputs(first, (g) => this.openReader(g), chain.push, { memory: this.memory, stream: this.stream, owner: first.kind });
+        else await this.readInputs({ push: (_, r) => chain.push(r), end: chain.end, watermark: chain.watermark }, restored);
+        await this.finish(chain.end);
+      }
     } catch (error) {
       this.abort();
       throw error;
     } finally {
+      this.stream.close();
+      this.closeGates();
       // Spill files go with the task, however it ends.
       this.memory.release();
     }
+  }
+
+  /**
+   * The input ended: the chain ends (firing what it holds: the end of a bounded input is
+   * the end of event time) unless the task stopped for a savepoint, which keeps that
+   * state for a later run; then its sink commits the savepoint before the task finishes.
+   */
+  private async finish(end: () => Promise<void>): Promise<void> {
+    this.checkCanceled();
+    const checkpoints = this.checkpoints;
+    if (checkpoints?.stopped) {
+      await this.output!.end();
+      // The savepoint's completion comes as mail: the task runs its mail until then.
+      await this.waitFor(checkpoints.stoppedAndCommitted());
+    } else await end();
+    await checkpoints?.drained();
+  }
+
+  /** The task's part in checkpoints; restoring, with what its sink had prepared. */
+  private makeCheckpoints(config: TaskCheckpointConfig, restored: RestoredState | null): TaskCheckpoints {
+    const { jobId, subtask, parallelism } = this.descriptor;
+    const sink = (): SinkWriter | null => (this.output instanceof SinkOutput ? this.output.sinkWriter : null);
+    const checkpoints = new TaskCheckpoints(jobId, this.stage.name, subtask, parallelism, config, this.stream, () => this.output!, sink, {
+      acknowledged: (ack) => this.listener.checkpointAcknowledged?.(ack),
+      declined: (id, error) => this.listener.checkpointDeclined?.(id, error),
+    }, restored?.pending ?? []);
+    checkpoints.hasInputs = this.stage.source === undefined;
+    return checkpoints;
+  }
+
+  /** How the stage's inputs route their records: to share stored in-flight records out after a rescale. */
+  private routing(): InputRouting {
+    const inputs = this.stage.inputs ?? [];
+    return {
+      key: (input) => (inputs[input]?.partitioning.type === 'hash' ? (inputs[input].partitioning as { key: KeyFn }).key : undefined),
+      timestamped: (input) => this.timestamped.has(inputs[input]?.from ?? ''),
+    };
+  }
+
+  /** Restoring: every stateful operator takes its state back (the key groups this subtask owns now), and the sink commits what the checkpoint had prepared. */
+  private async restore(restored: RestoredState | null): Promise<void> {
+    if (restored === null) return;
+    for (const [owner, operator] of this.stream.stateful) {
+      const snapshots = restored.snapshots.flatMap((s) => (s.operators[owner] === undefined ? [] : [s.operators[owner]]));
+      operator.restore(snapshots, restored.owns);
+    }
+    await this.checkpoints?.commitRestored();
+  }
+
+  /** A control message of a checkpoint for this task, run as its mail (between records). */
+  onCheckpoint(message: CheckpointMessage): void {
+    // Mail runs once the task reads: its part in checkpoints is set up by then.
+    this.stream.mailbox.put(() => {
+      const checkpoints = this.checkpoints;
+      if (checkpoints === null) return;
+      if (message.type === 'trigger') checkpoints.trigger(message.barrier);
+      else if (message.type === 'complete') return checkpoints.complete(message.id);
+      else checkpoints.abort(message.id);
+    });
   }
 
   get isCanceled(): boolean {
@@ -107,14 +235,14 @@ export class Task {
 
   cancel(): void {
     this.canceled = true;
+    for (const wake of this.onCancel) wake();
     this.memory.cancel();
     this.abort();
   }
 
   private abort(): void {
-    for (const writer of this.writers) writer.abort();
-    for (const partition of this.partitions) partition.release(new Error(`task ${this.descriptor.taskId} stopped`));
-    this.textSink?.abort();
+    this.output?.abort();
+    for (const partition of this.partitions) partition.release(new SpillwayError('SPW_ERR_PARTITION_RELEASED', `task ${this.descriptor.taskId} stopped`));
     this.closeGates();
   }
 
@@ -123,147 +251,152 @@ export class Task {
   }
 
   private checkCanceled(): void {
-    if (this.canceled) throw new Error(`task ${this.descriptor.taskId} was canceled`);
+    if (this.canceled) throw new SpillwayError('SPW_ERR_TASK_CANCELED', `task ${this.descriptor.taskId} was canceled`);
   }
 
-  private async createOutput(): Promise<Chain> {
-    if (this.stage.sink) return this.createSink(this.stage.sink);
-    const emits: Emit[] = [];
-    const ends: (() => Promise<void>)[] = [];
-    for (const [index, out] of this.descriptor.outputs.entries()) {
-      const consumer = this.job.stages.find((s) => s.name === out.consumerStage)!;
-      const partitioning = consumer.inputs![out.consumerInput].partitioning;
-      const partition = this.shuffle.partition(index);
-      this.partitions.push(partition);
-      const first = consumer.operators?.[0];
-      // Map-side combined [key, combiner] pairs are routed by their key.
-      const routing: Partitioning = first && 'combineByKey' in first ? { type: 'hash', key: (r) => (r as [unknown])[0] } : partitioning;
-      const writer = new RecordWriter<unknown>(partition, this.selector(routing, out.numSubpartitions), this.descriptor.bufferTimeout);
-      this.writers.push(writer);
-      const close = (): Promise<void> => writer.close();
-      // A keyed reduce or combine downstream is associative: fold before the exchange (map-side combine),
-      // unless this stage ends in an accumulate, whose state did (a reduce only needs it as an optimization).
-      const combined = first !== undefined && 'reduceByKey' in first && this.endsInAccumulate;
-      if (first && ('reduceByKey' in first || 'combineByKey' in first) && partitioning.type === 'hash' && !combined) {
-        const combiner = combining(combinerOf(first), (r) => writer.emit(r), close);
-        emits.push(combiner.push);
-        ends.push(combiner.end);
-      } else {
-        emits.push((r) => writer.emit(r));
-        ends.push(close);
-      }
-    }
-    const push: Emit = emits.length === 1 ? emits[0] : (r) => emitToEach(emits, r, 0);
-    return { push, end: async () => void (await Promise.all(ends.map((end) => end()))) };
-  }
-
-  private get endsInAccumulate(): boolean {
-    const last = this.stage.operators?.at(-1);
-    return last !== undefined && 'accumulate' in last;
-  }
-
-  private selector(partitioning: Partitioning, channels: number): ChannelSelector<unknown> {
-    switch (partitioning.type) {
-      case 'hash':
-        return new KeyGroupSelector(partitioning.key);
-      case 'range':
-        return new RangeSelector(partitioning.key, partitioning.boundaries(channels));
-      case 'rebalance':
-        return new RebalanceSelector(this.descriptor.subtask);
-      case 'forward':
-        return new ForwardSelector();
-      case 'broadcast':
-        return new BroadcastSelector();
-    }
-  }
-
-  private async createSink(sink: Sink): Promise<Chain> {
-    if ('collect' in sink) {
-      const records: unknown[] = [];
-      return {
-        push: (r) => {
-          if (records.length >= MAX_COLLECTED_RECORDS) {
-            throw new Error(`a collect sink holds at most ${MAX_COLLECTED_RECORDS} records; give the job an output folder`);
-          }
-          records.push(r);
-        },
-        end: () => this.listener.collected(records),
-      };
-    }
+  private async openOutput(restored: RestoredState | null): Promise<TaskOutput> {
     const { jobId, subtask, attempt } = this.descriptor;
-    const writer = await openTextSink(sink.text, jobId, subtask, attempt);
-    this.textSink = writer;
-    return { push: (r) => writer.push(r), end: () => writer.end() };
+    if (this.stage.sink) {
+      const { bounded, timers } = this.stream;
+      const every = (ms: number, mail: () => void | Promise<void>): void => timers.every(ms, mail);
+      const checkpointed = this.descriptor.checkpoints !== undefined;
+      return SinkOutput.open(this.stage, { jobId, subtask, attempt, bounded, every, checkpointed, pending: restored?.pending ?? [], collected: (records, part, origin) => this.listener.collected(records, part, origin) });
+    }
+    const partition = (index: number): OutputPartition => {
+      const p = this.shuffle.partition(index);
+      this.partitions.push(p);
+      return p;
+    };
+    const timestamped = this.timestamped.has(this.stage.name);
+    return new EdgeOutput(this.descriptor.outputs, this.job.stages.map(normalizeStage), partition, this.stream, timestamped, subtask, this.descriptor.bufferTimeout);
   }
 
-  private async readSource(chain: Chain): Promise<void> {
+  /**
+   * Reads the stage's source; its records enter the chain with the task's mail run between
+   * them, a checkpoint is taken at the reader's next resumable point, and in an unbounded
+   * job latency markers go out beside them. A stop-with-savepoint ends the reading there.
+   */
+  private async readSource(chain: Chain, restored: RestoredState | null): Promise<void> {
     const source = this.stage.source!;
-    if ('text' in source) {
-      const push = (record: string | Buffer): void | Promise<void> => {
-        this.checkCanceled();
-        return chain.push(record);
-      };
-      // One ask is always in flight while splits are read, so the scan never waits for the JobManager's answer.
-      const ask = (): Promise<TextSplit[]> => {
-        const answer = this.listener.nextSplits();
-        // An ask left behind by a failed read must not become an unhandled rejection.
-        answer.catch(() => undefined);
-        return answer;
-      };
-      let next = ask();
-      for (let splits = await next; splits.length > 0; splits = await next) {
-        next = ask();
-        for (const split of splits) {
-          this.checkCanceled();
-          await (source.chunks ? readChunks(split, push, { reuse: source.reuse }) : readLines(split, push));
-        }
-      }
-      return;
-    }
-    const { subtask, parallelism } = this.descriptor;
-    const iterator = source.generate(subtask, parallelism)[Symbol.iterator]();
-    // Yield to the event loop now and then, so flush timers, partition requests and cancels get through.
-    let count = 0;
-    for (let step = iterator.next(); !step.done; step = iterator.next()) {
-      const waiting = chain.push(step.value);
-      if (waiting) await waiting;
-      if (++count % 4096 === 0) {
+    const { mailbox, timers } = this.stream;
+    if (!this.stream.bounded) timers.every(LATENCY_MARKER_INTERVAL_MS, () => this.output!.latencyMarker(Date.now()));
+    const push = chain.push;
+    const checkpoints = this.checkpoints;
+    const stopped = (): void => {
+      if (checkpoints?.stopped) throw STOPPED;
+    };
+    const context: SourceContext = {
+      subtask: this.descriptor.subtask,
+      parallelism: this.descriptor.parallelism,
+      push: (record) => {
+        if (this.canceled) this.checkCanceled();
+        if (mailbox.hasMail) return mailbox.runAll().then(() => push(record));
+        return push(record);
+      },
+      nextSplits: () => this.listener.nextSplits(),
+      pause: async () => {
         await new Promise<void>((resolve) => setImmediate(resolve));
         this.checkCanceled();
-      }
+        if (mailbox.hasMail) await mailbox.runAll();
+      },
+      sleep: async (ms) => {
+        await this.sleep(ms);
+        stopped();
+      },
+      wait: (promise) => this.waitFor(promise),
+      checkpointable: (position) => {
+        this.position = position;
+        if (checkpoints === null || !checkpoints.waiting) return stopped();
+        const taken = checkpoints.atResumable(position);
+        return taken ? taken.then(stopped) : stopped();
+      },
+      restored: restored?.snapshots.map((s) => s.source) ?? [],
+      restoredParallelism: this.descriptor.restore?.parallelism,
+      malformed: () => void this.malformedRecords++,
+    };
+    try {
+      await sourceSpec(source).read(source, context);
+    } catch (error) {
+      if (error !== STOPPED) throw error;
     }
   }
 
-  private async readInputs(chain: Chain): Promise<void> {
-    const first = this.stage.operators?.[0];
-    if (first && 'join' in first) await this.join(first.join, chain);
-    else await this.openInput(0).forEach(chain.push);
-    this.closeGates();
+  /** A source reader's last resumable position: where a checkpoint that comes while it waits is taken. */
+  private position: unknown = undefined;
+
+  /** Waits `ms` running the task's mail meanwhile (the wait counts as idle); at once when the task is canceled. */
+  private async sleep(ms: number): Promise<void> {
+    const started = performance.now();
+    const until = Date.now() + ms;
+    const { mailbox } = this.stream;
+    for (let left = ms; left > 0 && !this.canceled; left = until - Date.now()) {
+      await Promise.race([this.cancelable(left), mailbox.whenMail()]);
+      if (mailbox.hasMail && !this.canceled) await mailbox.runAll();
+      // A checkpoint triggered while the source waits is taken at the position it waits at.
+      if (this.checkpoints?.waiting) await this.checkpoints.atResumable(this.position);
+      if (this.checkpoints?.stopped) break;
+    }
+    this.sourceIdleMs += performance.now() - started;
+    this.checkCanceled();
   }
 
-  /** A reader of input g; its gate reads once every producer of that input is ready (each input waits on its own). */
-  private openInput(g: number): RecordReader<unknown> {
+  /** Waits for `promise` running the task's mail meanwhile, and a checkpoint triggered meanwhile at the source's last resumable position. */
+  private async waitFor<T>(promise: Promise<T>): Promise<T> {
+    const { mailbox } = this.stream;
+    let settled = false;
+    const done = promise.finally(() => (settled = true));
+    done.catch(() => undefined);
+    while (!settled) {
+      await Promise.race([done.then(() => undefined, () => undefined), mailbox.whenMail()]);
+      if (mailbox.hasMail) await mailbox.runAll();
+      if (this.checkpoints?.waiting) await this.checkpoints.atResumable(this.position);
+      this.checkCanceled();
+    }
+    return promise;
+  }
+
+  /** Resolves after `ms`, or at once when the task is canceled. */
+  private cancelable(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.onCancel.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.onCancel.add(done);
+    });
+  }
+
+  /** Reads every input together, each record tagged with its input, watermarks, markers and barriers in their place. */
+  private async readInputs(step: Required<InputsStep>, restored: RestoredState | null): Promise<void> {
+    const inputs = (this.stage.inputs ?? []).map((input, g) => {
+      this.checkCanceled();
+      const gate = this.shuffle.inputGate(g);
+      this.gates.push(gate);
+      return { gate, timestamped: this.timestamped.has(input.from) };
+    });
+    const output = this.output!;
+    // A stage that assigns timestamps makes its own watermarks: those of its inputs stop here.
+    const ownWatermarks = this.operators.some((op) => op.kind === 'assignTimestamps');
+    const handler: InputHandler = {
+      record: step.push,
+      watermark: ownWatermarks ? null : step.watermark,
+      status: (idle) => output.status(idle),
+      latencyMarker: (origin) => output.latencyMarker(origin),
+    };
+    const checkpoints = this.checkpoints === null ? undefined : { actions: this.checkpoints, alignmentTimeoutMs: this.descriptor.checkpoints?.alignmentTimeout, replay: restored?.channels ?? [] };
+    this.input = new StreamInput(inputs, handler, this.stream.time, this.stream.mailbox, checkpoints);
+    await this.input.run();
+  }
+
+  /** A reader of input g, for an operator that reads its inputs one after the other; its gate reads once every producer of that input is ready. */
+  private openReader(g: number): RecordReader<unknown> {
     this.checkCanceled();
     const gate = this.shuffle.inputGate(g);
     this.gates.push(gate);
     const reader = new RecordReader<unknown>(gate);
     this.readers.push(reader);
     return reader;
-  }
-
-  /** A hybrid hash join: input 0 (the build side) to its end, then input 1 probes it; spills past its budget. */
-  private async join(spec: JoinSpec, chain: Chain): Promise<void> {
-    const join = new HybridHashJoin(spec, this.memory.operatorBudget, this.memory);
-    await this.openInput(0).forEach((r) => join.build(r));
-    await this.openInput(1).forEach((r) => join.probe(r, chain.push));
-    await join.finish(chain.push);
-  }
-}
-
-/** Emits a record to several outputs in turn, waiting where one has to. */
-function emitToEach(emits: Emit[], record: unknown, from: number): void | Promise<void> {
-  for (let i = from; i < emits.length; i++) {
-    const waiting = emits[i](record);
-    if (waiting) return waiting.then(() => emitToEach(emits, record, i + 1));
   }
 }

@@ -1,26 +1,34 @@
 import fs from 'node:fs';
-import { emptyCounters, type PartitionLocation, type TaskCounters, type TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
-import type { TextSplit } from '../job/TextSplits.js';
+import { codeOf, SpillwayError, type ErrorCode, type SerializedError } from '../errors/Errors.js';
+import { TaskState, type TaskEndState } from '../lifecycle/TaskState.js';
+import { emptyCounters, type PartitionLocation, type Split, type TaskCounters, type TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
 import { NetworkEnd, type TaskBufferStats } from '../network/thread/NetworkEnd.js';
 import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
-import type { FromTaskThread, TaskEndState, ToTaskThread } from './TaskThreadMessages.js';
+import type { CheckpointMessage } from './Task.js';
+import type { CheckpointAck } from './TaskCheckpoints.js';
+import type { FromTaskThread, ToTaskThread } from './TaskThreadMessages.js';
 import type { TaskThread, TaskThreadPool } from './TaskThreadPool.js';
 
 /** What a task's host tells its TaskManager. */
 export interface TaskHostListener {
   partitionReady(partitionId: string): void;
-  /** Delivers a collect sink's packed records; the task fails if this rejects. */
-  collected(records: Uint8Array): Promise<void>;
-  /** Answers the task's request number `request` (0, 1, ...) for the next splits of its text source. */
-  nextSplits(request: number): Promise<TextSplit[]>;
+  /** Delivers a collect sink's packed records (all, or part `part`); the task fails if this rejects. */
+  collected(records: Uint8Array, part?: number, origin?: number): Promise<void>;
+  /** Answers the task's request number `request` (0, 1, ...) for the next splits of its source. */
+  nextSplits(request: number): Promise<Split[]>;
+  /** The task stored its part of a checkpoint. */
+  checkpointAcknowledged(ack: CheckpointAck): void;
+  /** The task could not take part in a checkpoint. */
+  checkpointDeclined(checkpointId: number, error: SerializedError): void;
 }
 
 export interface TaskOutcome {
   state: TaskEndState;
-  error: string | null;
+  /** Why it did not finish, with its code; null once FINISHED. */
+  error: SerializedError | null;
 }
 
 /**
@@ -77,7 +85,7 @@ export class TaskHost {
       });
     } catch (error) {
       this.releasePartitions(error as Error);
-      throw new Error(`task ${descriptor.taskId} cannot be deployed: ${(error as Error).message}`, { cause: error });
+      throw new SpillwayError(codeOf(error), `task ${descriptor.taskId} cannot be deployed: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -92,7 +100,7 @@ export class TaskHost {
 
   /** Runs the task in a thread; resolves with how it ended. */
   run(): Promise<TaskOutcome> {
-    if (this.canceled) this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} was canceled` });
+    if (this.canceled) this.end(this.failure('SPW_ERR_TASK_CANCELED', `task ${this.descriptor.taskId} was canceled`));
     if (this.outcome !== null) return this.ended;
     const { job, stage } = this.descriptor;
     const thread = this.threads.acquire(`${job.builtin ?? job.module}/${stage}`);
@@ -110,6 +118,11 @@ export class TaskHost {
   private readonly handoverPort: EntrySink = { add: (entry) => this.port?.add(entry) };
 
   /** Asks the task to stop, and terminates its thread if it has not within the cancel timeout. */
+  /** A checkpoint's trigger, completion or abort, for the task. */
+  checkpoint(message: CheckpointMessage): void {
+    this.post({ type: 'checkpoint', message });
+  }
+
   cancel(): void {
     if (this.canceled || this.outcome !== null) return;
     this.canceled = true;
@@ -124,7 +137,7 @@ export class TaskHost {
     if (thread === null || this.outcome !== null) return;
     this.detach(thread);
     await this.threads.terminate(thread);
-    this.end({ state: 'CANCELED', error: `task ${this.descriptor.taskId} did not stop within ${this.cancelTimeoutMs} ms of its cancel and was terminated` });
+    this.end(this.failure('SPW_ERR_TASK_CANCELED', `task ${this.descriptor.taskId} did not stop within ${this.cancelTimeoutMs} ms of its cancel and was terminated`));
   }
 
   /** Resolves with the outcome, however the task ends. */
@@ -169,14 +182,17 @@ export class TaskHost {
     const control = message as FromTaskThread;
     if (control.type === 'counters') this.counters = control.counters;
     else if (control.type === 'collect') {
-      this.listener.collected(control.records).then(
+      this.listener.collected(control.records, control.part, control.origin).then(
         () => this.post({ type: 'collected', error: null }),
-        (error: Error) => this.post({ type: 'collected', error: `could not deliver the collected records: ${error.message}` }),
+        (error: Error) => this.post({ type: 'collected', error: { code: codeOf(error, 'SPW_ERR_CONTROL_CALL'), message: `could not deliver the collected records: ${error.message}` } }),
       );
-    } else if (control.type === 'splits') {
+    } else if (control.type === 'checkpointAck') this.listener.checkpointAcknowledged(control.ack);
+    else if (control.type === 'checkpointDecline') this.listener.checkpointDeclined(control.checkpointId, control.error);
+    else if (control.type === 'splits') {
       this.listener.nextSplits(this.splitRequests++).then(
         (splits) => this.post({ type: 'splits', splits, error: null }),
-        (error: Error) => this.post({ type: 'splits', splits: [], error: `could not get the next splits of the input: ${error.message}` }),
+        (error: Error) =>
+          this.post({ type: 'splits', splits: [], error: { code: codeOf(error, 'SPW_ERR_CONTROL_CALL'), message: `could not get the next splits of the input: ${error.message}` } }),
       );
     } else {
       this.counters = control.counters;
@@ -192,12 +208,18 @@ export class TaskHost {
       error.code === 'ERR_WORKER_OUT_OF_MEMORY'
         ? `task thread ran out of memory (its heap limit is the TaskManager's --task-heap): ${error.message}`
         : `task thread failed: ${error.message}`;
-    this.detachAndEnd({ state: this.canceled ? 'CANCELED' : 'FAILED', error: message });
+    this.detachAndEnd(this.failure('SPW_ERR_TASK_THREAD', message));
   };
 
   private readonly onExit = (code: number): void => {
-    this.detachAndEnd({ state: this.canceled ? 'CANCELED' : 'FAILED', error: `task thread exited with code ${code}` });
+    this.detachAndEnd(this.failure('SPW_ERR_TASK_THREAD', `task thread exited with code ${code}`));
   };
+
+  /** The outcome of a task that did not finish: CANCELED once it was asked to stop, FAILED with `code` otherwise. */
+  private failure(code: ErrorCode, message: string): TaskOutcome {
+    if (this.canceled) return { state: TaskState.CANCELED, error: { code: 'SPW_ERR_TASK_CANCELED', message } };
+    return { state: TaskState.FAILED, error: { code, message } };
+  }
 
   /** The thread died: it is not reused, and its memory is no longer touched. */
   private detachAndEnd(outcome: TaskOutcome): void {
@@ -226,7 +248,9 @@ export class TaskHost {
     this.network.reclaim();
     // The thread removes its spill files as its task ends; a terminated thread could not.
     fs.rmSync(this.memory.spillDir, { recursive: true, force: true });
-    if (outcome.state !== 'FINISHED') this.releasePartitions(new Error(`task ${this.descriptor.taskId} ${outcome.state === 'FAILED' ? 'failed' : 'was canceled'}`));
+    if (outcome.state !== TaskState.FINISHED) {
+      this.releasePartitions(new SpillwayError('SPW_ERR_PARTITION_RELEASED', `task ${this.descriptor.taskId} ${outcome.state === TaskState.FAILED ? 'failed' : 'was canceled'}`));
+    }
     this.resolveOutcome(outcome);
   }
 

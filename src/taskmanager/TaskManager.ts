@@ -1,63 +1,34 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { callJson, HttpError, retrying } from '../job/Http.js';
-import { executionId, type PartitionLocation, type TaskDeploymentDescriptor, type TaskState, type TaskStateReport } from '../job/TaskDeployment.js';
-import type { TextSplit } from '../job/TextSplits.js';
+import { codeOf, serializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
+import { TaskState, type TaskEndState } from '../lifecycle/TaskState.js';
+import { TASKMANAGER_ROUTES as ROUTES, type Registration } from '../rpc/ControlPlane.js';
+import { Heartbeat } from '../rpc/Heartbeat.js';
+import { HttpError, retrying } from '../rpc/HttpClient.js';
+import { JobManagerGateway } from '../rpc/JobManagerGateway.js';
+import { replyWithCodes } from '../rpc/RestErrors.js';
+import { serve } from '../rpc/RouteServer.js';
+import { executionId, type PartitionLocation, type Split, type TaskDeploymentDescriptor, type TaskStateReport } from '../rpc/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
 import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterSecret.js';
 import { createRestServer } from '../security/RestServer.js';
-import type { TlsMaterial } from '../security/TlsFiles.js';
 import { JobLoader } from '../job/JobLoader.js';
-import { Heartbeat, type Registered } from './Heartbeat.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
-import { DEFAULT_MANAGED_MEMORY, taskSpillDir, type ManagedMemorySpec } from './memory/ManagedMemory.js';
+import { taskSpillDir, type ManagedMemorySpec } from './memory/ManagedMemory.js';
+import { DEFAULT_CANCEL_TIMEOUT_MS, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_MANAGED_MEMORY, type TaskManagerOptions } from './TaskManagerOptions.js';
+import { DEFAULT_HOST } from '../ServerOptions.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';
 import { TaskManagerMetrics } from './TaskManagerMetrics.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
-
-/** How long a canceled task may take to stop before its thread is terminated. */
-export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
 
 /** The least managed memory a slot may have: below it a sort would spill every few records. */
 const MIN_SLOT_MEMORY = 4096;
 
 /** How long a stopping TaskManager waits for the JobManager to take its goodbye. */
 const DEREGISTER_TIMEOUT_MS = 1000;
-
-export interface TaskManagerOptions {
-  jobManager: string;
-  slots: number;
-  /** Network memory, bytes. */
-  memory: number;
-  spillDir: string;
-  /** Interface its servers bind (127.0.0.1 unless told otherwise). */
-  host?: string;
-  /** The host the JobManager and peers reach it at; `host` if absent, required when `host` is a wildcard. */
-  advertiseHost?: string;
-  /** The cluster secret: its REST wants it, its calls carry it, its data connections authenticate with a key derived from it. */
-  secret?: ClusterSecret | null;
-  /** https for its REST API, mutual TLS for its data connections. */
-  tls?: TlsMaterial | null;
-  /** Allows a non-loopback host without a secret (with a warning). */
-  insecure?: boolean;
-  /** The JobManager refused this TaskManager's credentials (401): it cannot work, and must not retry. */
-  onUnauthorized?: (error: Error) => void;
-  heartbeatIntervalMs?: number;
-  /** Deletes spillDir on stop (it was made for this process). */
-  ownsSpillDir?: boolean;
-  segmentSize?: number;
-  /** Default DEFAULT_CANCEL_TIMEOUT_MS. */
-  cancelTimeoutMs?: number;
-  /** A task thread's heap limit, bytes; V8's default if absent. */
-  taskHeapBytes?: number;
-  /** How long an ended task's series stay in /metrics (default DEFAULT_METRICS_RETENTION_MS). */
-  metricsRetentionMs?: number;
-  /** Managed memory, bytes, divided among the slots; default DEFAULT_MANAGED_MEMORY. */
-  managedMemory?: number;
-}
 
 /**
  * A worker process: registers with the JobManager and heartbeats, accepts task
@@ -81,8 +52,8 @@ export class TaskManager {
   private session = '';
   private heartbeat: Heartbeat | null = null;
   private metrics: NodeJS.Timeout | null = null;
-  private readonly jm: string;
-  private registration: Record<string, unknown> = {};
+  private readonly jm: JobManagerGateway;
+  private registration: Registration | null = null;
   private rejoining = false;
   private readonly partitionDir: string;
   private readonly metricsRegistry: TaskManagerMetrics;
@@ -91,9 +62,9 @@ export class TaskManager {
 
   constructor(private readonly options: TaskManagerOptions) {
     if (this.managedMemory < options.slots * MIN_SLOT_MEMORY) {
-      throw new Error(`--managed-memory ${options.managedMemory} is below ${MIN_SLOT_MEMORY} bytes a slot (${options.slots} slots): give it at least ${options.slots * MIN_SLOT_MEMORY}`);
+      throw new SpillwayError('SPW_ERR_INSUFFICIENT_MANAGED_MEMORY', `--managed-memory ${options.managedMemory} is below ${MIN_SLOT_MEMORY} bytes a slot (${options.slots} slots): give it at least ${options.slots * MIN_SLOT_MEMORY}`);
     }
-    this.jm = options.jobManager.replace(/\/$/, '');
+    this.jm = new JobManagerGateway(options.jobManager);
     this.partitionDir = path.join(options.spillDir, 'partitions');
     this.managedDir = path.join(options.spillDir, 'managed');
     this.env = new ShuffleEnvironment({
@@ -108,13 +79,11 @@ export class TaskManager {
       security: { key: options.secret?.dataKey() ?? OPEN_KEY, tls: options.tls },
     });
     const modulesDir = path.join(options.spillDir, 'modules');
-    this.loader = new JobLoader(modulesDir, async (hash) => {
-      const { source } = await callJson<{ source: string }>('GET', `${this.jm}/modules/${hash}`);
-      return source;
-    });
+    this.loader = new JobLoader(modulesDir, (hash) => this.jm.moduleSource(hash));
     this.threads = new TaskThreadPool({ shared: this.env.buffers.arena.shared, modulesDir, keepIdle: options.slots * 2, taskHeapBytes: options.taskHeapBytes });
     this.metricsRegistry = new TaskManagerMetrics(this.env, () => this.tasks.values(), options.metricsRetentionMs);
     this.http = createRestServer({ bodyLimit: 64 << 20, ...httpLogging('taskmanager') }, { secret: options.secret, tls: options.tls });
+    replyWithCodes(this.http);
     this.routes();
   }
 
@@ -127,7 +96,7 @@ export class TaskManager {
   }
 
   async start(): Promise<void> {
-    const host = this.options.host ?? '127.0.0.1';
+    const host = this.options.host ?? DEFAULT_HOST;
     logPolicy(bindPolicy('taskmanager', host, this.options.secret ?? null, this.options.insecure ?? false));
     // A TaskManager killed on this folder could not clean it: what it left belongs to no one now.
     // Only this process's own subfolders go; the folder itself may be shared with anything.
@@ -142,18 +111,15 @@ export class TaskManager {
     const httpPort = typeof address === 'object' && address ? address.port : 0;
     this.registration = { host: data.host, dataPort: data.port, httpPort, https: Boolean(this.options.tls), slots: this.options.slots, memory: this.options.memory };
     await this.register();
-    this.heartbeat = new Heartbeat(
-      this.jm,
-      { id: this.id, session: this.session },
-      this.options.heartbeatIntervalMs ?? 1000,
+    this.heartbeat = new Heartbeat(this.jm.url, { id: this.id, session: this.session }, this.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, {
       // A 404 for an id this TaskManager has already left behind needs nothing.
-      (id) => id === this.id && void this.rejoin(),
-      (message) => log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`),
-      (message) => this.unauthorized(new Error(`the JobManager ${this.jm} refused this TaskManager's heartbeat: ${message}`)),
+      lost: (id) => id === this.id && void this.rejoin(),
+      failed: (message) => log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`),
+      unauthorized: (message) => this.unauthorized(this.refused(`this TaskManager's heartbeat: ${message};`)),
       // Copies of modules the JobManager no longer keeps are dropped here too.
-      (modules, asOf) => this.loader.keepOnly(modules, asOf),
-    );
-    this.metrics = setInterval(() => this.sendCounters(), this.options.heartbeatIntervalMs ?? 1000);
+      keptModules: (modules, asOf) => this.loader.keepOnly(modules, asOf),
+    });
+    this.metrics = setInterval(() => this.sendCounters(), this.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS);
     this.metrics.unref();
   }
 
@@ -161,7 +127,7 @@ export class TaskManager {
   async stop(): Promise<void> {
     if (this.metrics) clearInterval(this.metrics);
     try {
-      await this.heartbeat?.stop();
+      await this.heartbeat?.close();
       await this.deregister();
       const tasks = [...this.tasks.values()];
       for (const task of tasks) task.cancel();
@@ -181,25 +147,29 @@ export class TaskManager {
    */
   private async deregister(): Promise<void> {
     if (this.id === '') return;
-    const url = `${this.jm}/internal/taskmanagers/${encodeURIComponent(this.id)}?session=${encodeURIComponent(this.session)}`;
-    await callJson('DELETE', url, undefined, { timeoutMs: DEREGISTER_TIMEOUT_MS }).catch(() => {});
+    await this.jm.deregister(this.id, this.session, DEREGISTER_TIMEOUT_MS).catch(() => {});
   }
 
   private async register(): Promise<void> {
     try {
-      ({ id: this.id, session: this.session } = await callJson<Registered>('POST', `${this.jm}/internal/taskmanagers`, this.registration));
+      ({ id: this.id, session: this.session } = await this.jm.register(this.registration!));
     } catch (error) {
       if (error instanceof HttpError && error.status === 401) {
-        throw new UnauthorizedError(`the JobManager ${this.jm} refused this TaskManager (401): ${credentialsHint(this.options.secret ?? null)}`);
+        throw this.refused('this TaskManager (401):');
       }
       throw error;
     }
   }
 
+  /** The JobManager refused `what` (this TaskManager's registration, its heartbeat), and why as far as this TaskManager can tell. */
+  private refused(what: string): SpillwayError {
+    return new SpillwayError('SPW_ERR_UNAUTHORIZED', `the JobManager ${this.jm.url} refused ${what} ${credentialsHint(this.options.secret ?? null)}`);
+  }
+
   /** Refused credentials do not get better by retrying: say why and stop. */
   private unauthorized(error: Error): void {
     const report = this.options.onUnauthorized ?? ((e: Error) => console.error(`taskmanager: ${e.message}`));
-    report(error instanceof UnauthorizedError ? error : new UnauthorizedError(`${error.message}; ${credentialsHint(this.options.secret ?? null)}`));
+    report(error);
   }
 
   /**
@@ -211,12 +181,12 @@ export class TaskManager {
     this.rejoining = true;
     try {
       for (const task of this.tasks.values()) task.cancel();
-      this.env.partitions.releaseWhere(() => true, new Error(`taskmanager ${this.id} was declared lost`));
+      this.env.partitions.releaseWhere(() => true, new SpillwayError('SPW_ERR_PARTITION_RELEASED', `taskmanager ${this.id} was declared lost`));
       await this.register();
       this.heartbeat?.setId({ id: this.id, session: this.session });
       log.info({ taskManager: this.id }, 'taskmanager registered again');
     } catch (error) {
-      if (error instanceof UnauthorizedError) this.unauthorized(error);
+      if (codeOf(error) === 'SPW_ERR_UNAUTHORIZED') this.unauthorized(error as Error);
       else log.error({ taskManager: this.id, err: error }, 'could not register again');
     } finally {
       this.rejoining = false;
@@ -224,48 +194,54 @@ export class TaskManager {
   }
 
   private routes(): void {
-    this.http.post<{ Body: TaskDeploymentDescriptor }>('/tasks', async (request, reply) => {
-      const descriptor = request.body;
+    serve(this.http, ROUTES.deployTask, async ({ body: descriptor }, reply) => {
       const execution = executionId(descriptor.taskId, descriptor.attempt);
-      if (this.tasks.has(execution)) return reply.code(409).send({ error: `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already` });
+      if (this.tasks.has(execution)) throw new SpillwayError('SPW_ERR_TASK_DEPLOYED', `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already`);
       void this.deploy(descriptor);
       return reply.code(202).send({ taskId: descriptor.taskId });
     });
-    this.http.post<{ Params: { taskId: string }; Body: { partitionId: string; location: PartitionLocation } }>(
-      '/tasks/:taskId/partitions',
-      async (request) => {
-        const { partitionId, location } = request.body;
-        const task = this.tasks.get(request.params.taskId);
-        if (task) task.updatePartition(partitionId, location);
-        else this.earlyLocations.set(request.params.taskId, [...(this.earlyLocations.get(request.params.taskId) ?? []), [partitionId, location]]);
-        return {};
-      },
-    );
+    serve(this.http, ROUTES.updatePartition, async ({ params, body: { partitionId, location } }) => {
+      const task = this.tasks.get(params.executionId);
+      if (task) task.updatePartition(partitionId, location);
+      else this.earlyLocations.set(params.executionId, [...(this.earlyLocations.get(params.executionId) ?? []), [partitionId, location]]);
+      return {};
+    });
     // Both cancels answer once the tasks have ended (within the cancel timeout): nothing of theirs writes after.
-    this.http.post<{ Params: { executionId: string } }>('/tasks/:executionId/cancel', async (request) => {
-      const task = this.tasks.get(request.params.executionId);
+    serve(this.http, ROUTES.cancelTask, async ({ params }) => {
+      const task = this.tasks.get(params.executionId);
       task?.cancel();
       await task?.whenEnded();
       return {};
     });
-    this.http.post<{ Params: { jobId: string } }>('/jobs/:jobId/cancel', async (request) => {
-      this.canceledJobs.add(request.params.jobId);
-      const tasks = [...this.tasks.values()].filter((task) => task.descriptor.jobId === request.params.jobId);
+    serve(this.http, ROUTES.cancelJob, async ({ params: { jobId } }) => {
+      this.canceledJobs.add(jobId);
+      const tasks = [...this.tasks.values()].filter((task) => task.descriptor.jobId === jobId);
       for (const task of tasks) task.cancel();
       await Promise.all(tasks.map((task) => task.whenEnded()));
       return {};
     });
     // Without a list, every partition of the job; with one, those of restarted attempts.
-    this.http.post<{ Params: { jobId: string }; Body: { partitions?: string[] } | undefined }>('/jobs/:jobId/release', async (request) => {
-      const prefix = `${request.params.jobId}/`;
-      const listed = request.body?.partitions ? new Set(request.body.partitions) : null;
-      const cause = new Error(listed ? `its task of job ${request.params.jobId} restarts` : `job ${request.params.jobId} ended`);
+    serve(this.http, ROUTES.releasePartitions, async ({ params: { jobId }, body }) => {
+      const prefix = `${jobId}/`;
+      const listed = body?.partitions ? new Set(body.partitions) : null;
+      const cause = new SpillwayError('SPW_ERR_PARTITION_RELEASED', listed ? `its task of job ${jobId} restarts` : `job ${jobId} ended`);
       this.env.partitions.releaseWhere((id) => (listed ? listed.has(id) : id.startsWith(prefix)), cause);
-      log.debug({ job: request.params.jobId, taskManager: this.id }, 'partitions of the job released');
+      log.debug({ job: jobId, taskManager: this.id }, 'partitions of the job released');
       return {};
     });
-    this.http.get('/metrics', async (_request, reply) => reply.type(this.metricsRegistry.contentType).send(await this.metricsRegistry.text()));
-    this.http.get('/status', async () => ({
+    serve(this.http, ROUTES.triggerCheckpoint, async ({ params, body: barrier }) => {
+      this.tasks.get(params.executionId)?.checkpoint({ type: 'trigger', barrier });
+      return {};
+    });
+    serve(this.http, ROUTES.notifyCheckpoint, async ({ params: { jobId, id }, body: { completed } }) => {
+      const checkpointId = Number(id);
+      for (const task of this.tasks.values()) {
+        if (task.descriptor.jobId === jobId) task.checkpoint(completed ? { type: 'complete', id: checkpointId } : { type: 'abort', id: checkpointId });
+      }
+      return {};
+    });
+    serve(this.http, ROUTES.metrics, async (_request, reply) => reply.type(this.metricsRegistry.contentType).send(await this.metricsRegistry.text()));
+    serve(this.http, ROUTES.status, async () => ({
       id: this.id,
       pid: process.pid,
       tasks: [...this.tasks.keys()],
@@ -292,7 +268,9 @@ export class TaskManager {
     let outcome: TaskOutcome;
     try {
       await this.loader.prepare(descriptor.job);
-      if (this.canceledJobs.has(descriptor.jobId)) throw new Error(`job ${descriptor.jobId} was canceled`);
+      if (this.canceledJobs.has(descriptor.jobId)) throw new SpillwayError('SPW_ERR_TASK_CANCELED', `job ${descriptor.jobId} was canceled`);
+      // Its own checkpoint folder, if it has one, takes the task's state files (their paths go to the JobManager).
+      if (descriptor.checkpoints && this.options.checkpointDir) descriptor.checkpoints = { ...descriptor.checkpoints, directory: this.options.checkpointDir };
       task = new TaskHost(
         descriptor,
         this.env,
@@ -301,8 +279,10 @@ export class TaskManager {
         this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS,
         {
           partitionReady: (partitionId) => this.announcePartition(partitionId),
-          collected: (records) => this.sendResults(taskId, attempt, records),
+          collected: (records, part, origin) => this.sendResults(taskId, attempt, records, part, origin),
           nextSplits: (request) => this.requestSplits(taskId, attempt, request),
+          checkpointAcknowledged: (ack) => void retrying(() => this.jm.acknowledgeCheckpoint(taskId, attempt, ack)).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint acknowledgement lost')),
+          checkpointDeclined: (id, error) => void retrying(() => this.jm.declineCheckpoint(taskId, attempt, id, error)).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint decline lost')),
         },
         this.slotMemory(taskId),
       );
@@ -310,11 +290,12 @@ export class TaskManager {
       for (const [partitionId, location] of this.earlyLocations.get(execution) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(execution);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
-      running = this.report(descriptor, task, 'RUNNING', Date.now());
+      running = this.report(descriptor, task, TaskState.RUNNING, Date.now());
       log.info({ job: descriptor.jobId, task: taskId, taskManager: this.id }, 'task running');
       outcome = await task.run();
     } catch (error) {
-      outcome = { state: task?.isCanceled || this.canceledJobs.has(descriptor.jobId) ? 'CANCELED' : 'FAILED', error: error instanceof Error ? error.message : String(error) };
+      const canceled = task?.isCanceled === true || this.canceledJobs.has(descriptor.jobId);
+      outcome = { state: canceled ? TaskState.CANCELED : TaskState.FAILED, error: serializeError(error, canceled ? 'SPW_ERR_TASK_CANCELED' : 'SPW_ERR_TASK_FAILED') };
     } finally {
       if (task !== null) this.metricsRegistry.taskEnded(task);
       this.tasks.delete(execution);
@@ -322,8 +303,9 @@ export class TaskManager {
     }
     const ended = Date.now();
     await running;
-    const error = outcome.state === 'FAILED' ? `${outcome.error} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` : undefined;
-    log[outcome.state === 'FAILED' ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, attempt, taskManager: this.id, state: outcome.state, error }, 'task ended');
+    const failed = outcome.state === TaskState.FAILED;
+    const error = failed && outcome.error ? { code: outcome.error.code, message: `${outcome.error.message} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` } : undefined;
+    log[failed ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, attempt, taskManager: this.id, state: outcome.state, error }, 'task ended');
     await this.report(descriptor, task, outcome.state, ended, error);
   }
 
@@ -336,13 +318,13 @@ export class TaskManager {
   private sendCounters(): void {
     if (this.tasks.size === 0) return;
     const tasks = [...this.tasks.values()].map((task) => ({ taskId: task.descriptor.taskId, counters: task.counters, buffers: task.bufferStats() }));
-    callJson('POST', `${this.jm}/internal/taskmanagers/${this.id}/counters`, { tasks }).catch(() => {});
+    this.jm.sendCounters(this.id, tasks).catch(() => {});
   }
 
   private announcePartition(partitionId: string): void {
     log.debug({ partition: partitionId, taskManager: this.id }, 'partition ready');
     const location: PartitionLocation = { taskManagerId: this.id, host: this.env.address.host, dataPort: this.env.address.port };
-    void this.deliver(`announce partition ${partitionId}`, () => callJson('POST', `${this.jm}/internal/partitions/ready`, { partitionId, location }));
+    void this.deliver(`announce partition ${partitionId}`, () => this.jm.partitionReady(partitionId, location));
   }
 
   /**
@@ -358,49 +340,38 @@ export class TaskManager {
   }
 
   /** A task's collected records, retried like a state report; the task fails if they cannot be delivered. */
-  private async sendResults(taskId: string, attempt: number, records: Uint8Array): Promise<void> {
-    // The JobManager keeps one set of records per task: a repeated POST replaces, never adds.
+  private async sendResults(taskId: string, attempt: number, records: Uint8Array, part?: number, origin?: number): Promise<void> {
+    // The JobManager keeps one set of records per task and part: a repeated POST replaces, never adds.
     const body = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
-    const url = `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/results?attempt=${attempt}`;
-    await retrying(() => callJson('POST', url, body, { contentType: 'application/x-msgpack' }));
+    await retrying(() => this.jm.sendResults(taskId, attempt, body, part, origin));
   }
 
-  /** A text source's next splits, retried like a state report: a repeated request gets the same answer. */
-  private async requestSplits(taskId: string, attempt: number, request: number): Promise<TextSplit[]> {
-    const url = `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/splits`;
-    return (await retrying(() => callJson<{ splits: TextSplit[] }>('POST', url, { attempt, request }))).splits;
+  /** A source's next splits, retried like a state report: a repeated request gets the same answer. */
+  private async requestSplits(taskId: string, attempt: number, request: number): Promise<Split[]> {
+    return retrying(() => this.jm.nextSplits(taskId, attempt, request));
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
-  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState, at: number, error?: string): Promise<void> {
+  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState.RUNNING | TaskEndState, at: number, error?: SerializedError): Promise<void> {
     const { taskId, attempt } = descriptor;
-    const body: TaskStateReport & { taskManagerId: string } = { state, attempt, error, counters: task?.counters, at, taskManagerId: this.id };
-    await this.deliver(`report ${state} of ${taskId}`, () => callJson('POST', `${this.jm}/internal/tasks/${encodeURIComponent(taskId)}/state`, body));
+    const report: TaskStateReport = { state, attempt, error, counters: task?.counters, at };
+    await this.deliver(`report ${state} of ${taskId}`, () => this.jm.reportTaskState(taskId, report, this.id));
   }
 
   /** A data connection to a peer broke or was refused: the JobManager checks that peer at once. */
   private reportPeerLost(host: string, dataPort: number, error: Error): void {
-    callJson('POST', `${this.jm}/internal/taskmanagers/suspect`, { host, dataPort, reason: `taskmanager ${this.id} lost its data connection: ${error.message}` }).catch(
+    this.jm.suspect(host, dataPort, `taskmanager ${this.id} lost its data connection: ${error.message}`).catch(
       (e: Error) => console.error(`taskmanager ${this.id}: could not report a lost peer: ${e.message}`),
     );
   }
 }
 
-/** The JobManager refused this TaskManager's credentials. */
-export class UnauthorizedError extends Error {
-  readonly code = 'SPW_ERR_UNAUTHORIZED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'UnauthorizedError';
-  }
-}
-
 /** Where the JobManager and peers reach a TaskManager; a wildcard bind says nothing of that. */
 function advertisedHost(options: TaskManagerOptions): string {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? DEFAULT_HOST;
   if (options.advertiseHost !== undefined) return options.advertiseHost;
   if (host === '0.0.0.0' || host === '::' || host === '') {
-    throw new Error(`a TaskManager bound to ${host} needs --advertise-host: the address the JobManager and other TaskManagers reach it at`);
+    throw new SpillwayError('SPW_ERR_CONFIG', `a TaskManager bound to ${host} needs --advertise-host: the address the JobManager and other TaskManagers reach it at`);
   }
   return host;
 }

@@ -1,11 +1,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { TaskCounters, TaskDeploymentDescriptor } from '../job/TaskDeployment.js';
+import { executionId, type TaskCounters, type TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import { networkCounters } from '../network/NetworkCounters.js';
+import { DEFAULT_METRICS_RETENTION_MS } from '../ServerOptions.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
 
 /** How long an ended task's series stay in /metrics, so that a scrape after its end still sees its totals. */
-export const DEFAULT_METRICS_RETENTION_MS = 300_000;
 
 /** A task as the metrics see it: its ids, counters and buffers, read at scrape time. */
 export interface MeteredTask {
@@ -25,6 +25,7 @@ type TaskLabels = 'job' | 'stage' | 'subtask';
  */
 export class TaskManagerMetrics {
   readonly registry = new Registry();
+  /** Ended tasks' last counters, by execution (task and attempt): a restarted subtask's next attempt is another. */
   private readonly ended = new Map<string, { labels: Record<TaskLabels, string>; counters: TaskCounters; at: number }>();
 
   constructor(
@@ -40,12 +41,21 @@ export class TaskManagerMetrics {
     this.taskCounter('spillway_task_records_out_total', 'Records tasks wrote to their outputs', (c) => c.recordsOut);
     this.taskCounter('spillway_task_bytes_in_total', 'Bytes of buffers tasks read', (c) => c.bytesIn);
     this.taskCounter('spillway_task_bytes_out_total', 'Bytes of buffers tasks wrote', (c) => c.bytesOut);
+    this.taskCounter('spillway_task_malformed_records_total', "Records tasks' sources skipped as malformed (onError: 'skip')", (c) => c.malformedRecords ?? 0);
+    this.taskCounter('spillway_task_late_records_dropped_total', "Records tasks' windows dropped as later than their allowed lateness (unbounded jobs)", (c) => c.lateRecordsDropped ?? 0);
+    this.taskGauge('spillway_task_watermark_milliseconds', "Tasks' current input watermark, event time in ms (unbounded jobs)", (c) => c.watermark ?? undefined);
+    this.taskGauge('spillway_task_watermark_lag_milliseconds', "How far tasks' input watermark trails the wall clock, ms (unbounded jobs)", (c) => (c.watermark == null ? undefined : Date.now() - c.watermark));
+    this.taskGauge('spillway_task_state_bytes', 'Bytes of state (keyed state, windows, timers) tasks hold, estimated (unbounded jobs)', (c) => c.stateBytes);
+    for (const q of ['p50', 'p99'] as const) {
+      this.taskGauge(`spillway_task_latency_${q}_milliseconds`, `${q} of the latency of latency markers from the sources to a sink task, ms, over its latest samples`, (c) => c.latency?.[q]);
+      this.taskGauge(`spillway_task_watermark_latency_${q}_milliseconds`, `${q} of how long watermarks took from their assigner to a sink task, ms, over its latest samples`, (c) => c.watermarkLatency?.[q]);
+    }
     this.networkMetrics();
   }
 
   /** Keeps an ended task's last counters for the retention. */
   taskEnded(task: MeteredTask): void {
-    this.ended.set(task.descriptor.taskId, { labels: labelsOf(task.descriptor), counters: task.counters, at: Date.now() });
+    this.ended.set(executionOf(task.descriptor), { labels: labelsOf(task.descriptor), counters: task.counters, at: Date.now() });
   }
 
   /** The Prometheus text of every metric. */
@@ -57,12 +67,17 @@ export class TaskManagerMetrics {
     return this.registry.contentType;
   }
 
-  /** Live tasks, then the ended ones still retained; the expired ones are dropped here. */
+  /**
+   * The ended tasks still retained (the expired ones are dropped here), then the live
+   * ones not among them. A subtask restarted here has its ended attempt and its live one
+   * under the same labels: a counter sums them (it never goes back), a gauge keeps the
+   * live one's value, set last.
+   */
   private *tasks(): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> {
     const now = Date.now();
     for (const [id, task] of this.ended) if (now - task.at > this.retentionMs) this.ended.delete(id);
-    for (const task of this.live()) if (!this.ended.has(task.descriptor.taskId)) yield { labels: labelsOf(task.descriptor), counters: task.counters };
     yield* this.ended.values();
+    for (const task of this.live()) if (!this.ended.has(executionOf(task.descriptor))) yield { labels: labelsOf(task.descriptor), counters: task.counters };
   }
 
   /** A per-task counter set from the tasks' totals at each scrape (a counter's series are rebuilt, so expired tasks vanish). */
@@ -76,6 +91,24 @@ export class TaskManagerMetrics {
       collect() {
         this.reset();
         for (const task of tasks()) this.inc(task.labels, value(task.counters));
+      },
+    });
+  }
+
+  /** A per-task gauge, set at each scrape for the tasks that have a value for it. */
+  private taskGauge(name: string, help: string, value: (counters: TaskCounters) => number | undefined): void {
+    const tasks = (): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> => this.tasks();
+    new Gauge<TaskLabels>({
+      name,
+      help,
+      labelNames: ['job', 'stage', 'subtask'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const task of tasks()) {
+          const v = value(task.counters);
+          if (v !== undefined) this.set(task.labels, v);
+        }
       },
     });
   }
@@ -177,6 +210,10 @@ export class TaskManagerMetrics {
       },
     });
   }
+}
+
+function executionOf(descriptor: TaskDeploymentDescriptor): string {
+  return executionId(descriptor.taskId, descriptor.attempt);
 }
 
 function labelsOf(descriptor: TaskDeploymentDescriptor): Record<TaskLabels, string> {

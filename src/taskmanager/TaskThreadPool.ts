@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { SpillwayError } from '../errors/Errors.js';
 import { createHandoverRings, HandoverLink } from '../network/thread/HandoverLink.js';
 import type { TaskThreadData } from './TaskThreadMessages.js';
 import { log } from '../Logger.js';
@@ -55,7 +56,7 @@ export class TaskThreadPool {
    * full speed.
    */
   acquire(kind: string): TaskThread {
-    if (this.closed) throw new Error('the TaskManager is stopping');
+    if (this.closed) throw new SpillwayError('SPW_ERR_TASK_CANCELED', 'the TaskManager is stopping');
     const warm = this.idle.findLastIndex((t) => t.lastRan === kind);
     const thread = warm >= 0 ? this.idle.splice(warm, 1)[0] : (this.idle.pop() ?? this.spawn());
     thread.lastRan = kind;

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
-import { callJson } from '../../src/job/Http.js';
+import { callJson } from '../../src/rpc/HttpClient.js';
 import type { TaskView } from '../../src/jobmanager/JobStore.js';
-import { sleep } from './jobs.js';
+import { type JobStatus, sleep } from './jobs.js';
 
 /** Writes `files` text files of `lines` lines of 10 space-separated words (vocabulary `vocabulary`), seeded; returns the exact counts. */
 export function writeWords(dir: string, files: number, lines: number, vocabulary: number, seed: number): Map<string, number> {
@@ -47,11 +47,8 @@ export function readTextOutput(dir: string, parts: number): [string, number][] {
   );
 }
 
-export interface JobDetails {
-  state: string;
-  error?: string;
+export interface JobDetails extends JobStatus<TaskView> {
   restarts: number;
-  tasks: TaskView[];
 }
 
 /** Polls a job until `ready` holds of it; throws after `timeoutMs`. */

@@ -5,7 +5,7 @@ import { InputGate } from '../../src/network/consumer/InputGate.js';
 import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
 import { RecordReader } from '../../src/network/consumer/RecordReader.js';
 import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import type { PartitionTypeName } from '../../src/job/TaskDeployment.js';
+import type { PartitionTypeName } from '../../src/rpc/TaskDeployment.js';
 import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
 import { KeyGroupSelector } from '../../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/writer/RecordWriter.js';

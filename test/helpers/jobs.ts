@@ -1,14 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { callJson, HttpError } from '../../src/job/Http.js';
+import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
 import { forEachWord } from '../../src/job/Tokenizer.js';
+import { JobState } from '../../src/lifecycle/JobState.js';
 
-export interface JobStatus {
-  id: string;
+/** A task of GET /jobs/:id, as far as most tests read it. */
+export interface TaskSummary {
+  taskManager: string;
   state: string;
+}
+
+/** GET /jobs/:id, as far as tests read it; `Task` is what a test reads of each task. */
+export interface JobStatus<Task = TaskSummary> {
+  id: string;
+  state: JobState;
   error?: string;
-  tasks: { taskManager: string; state: string }[];
+  errorCode?: string;
+  tasks: Task[];
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -27,16 +36,23 @@ export async function waitFor(url: string, id: string, timeoutMs = 120_000): Pro
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);
-    if (['FINISHED', 'FAILED', 'CANCELED'].includes(status.state)) return status;
+    if (JobState.isTerminal(status.state)) return status;
     if (Date.now() > deadline) throw new Error(`job ${id} still ${status.state} after ${timeoutMs} ms`);
     await sleep(25);
   }
 }
 
+/** Cancels the jobs in `ids` and waits for each to end (whatever happened to the test that started them), then forgets them: no job holds the next test's slots. */
+export async function cancelAll(url: string, ids: Set<string>): Promise<void> {
+  for (const id of ids) await callJson('POST', `${url}/jobs/${id}/cancel`, {}).catch(() => undefined);
+  for (const id of ids) await waitFor(url, id, 15_000).catch(() => undefined);
+  ids.clear();
+}
+
 /** Polls a job until it is RUNNING. */
 export async function waitRunning(url: string, id: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await callJson<JobStatus>('GET', `${url}/jobs/${id}`)).state !== 'RUNNING') {
+  while ((await callJson<JobStatus>('GET', `${url}/jobs/${id}`)).state !== JobState.RUNNING) {
     if (Date.now() > deadline) throw new Error(`job ${id} not RUNNING after ${timeoutMs} ms`);
     await sleep(25);
   }
@@ -44,7 +60,7 @@ export async function waitRunning(url: string, id: string, timeoutMs = 30_000): 
 
 export async function expectFinished(url: string, id: string): Promise<JobStatus> {
   const status = await waitFor(url, id);
-  expect(status.state, status.error).toBe('FINISHED');
+  expect(status.state, status.error).toBe(JobState.FINISHED);
   return status;
 }
 

@@ -69,6 +69,14 @@ export function track<T>(promise: Promise<T>): { readonly settled: boolean } {
   return state;
 }
 
+/**
+ * How many seeds a property test runs: `count` in the suite, which keeps the unit tests at
+ * seconds; SEEDS=N runs N each (a longer search, e.g. after a change to the data plane).
+ */
+export function seedCount(count: number): number {
+  return process.env.SEEDS ? Number(process.env.SEEDS) : count;
+}
+
 /** Runs a check for one seed and names the seed if it fails, so that the failure can be rerun. */
 export async function withSeed(seed: number, check: () => void | Promise<void>): Promise<void> {
   try {

@@ -1,4 +1,4 @@
-import { authorizationHeader, callJson } from '../../src/job/Http.js';
+import { authorizationHeader, callJson } from '../../src/rpc/HttpClient.js';
 // No types ship with it: its output is declared here, as the tests read it.
 import parse from 'parse-prometheus-text-format';
 

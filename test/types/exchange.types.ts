@@ -5,7 +5,7 @@
  * exchange: keyBy, partitionByHash / partitionByRange, rebalance, broadcast,
  * forward, collect, and a combine's combiner.
  */
-import { JobBuilder, type KeyedStream, type Stream } from '../../src/index.js';
+import { JobBuilder, type KeyedStream, type SpillingFold, type Stream } from '../../src/index.js';
 import { exchangeable } from './shapes.js';
 
 const job = new JobBuilder('types');
@@ -81,6 +81,10 @@ byNumber.join(byString, (l, r) => [l, r]);
 byNumber.reduce((a) => a[1]);
 // @ts-expect-error range boundaries are keys
 of(1).partitionByRange((n) => n, () => ['a']);
+// @ts-expect-error a fold takes the stream's records
+of('a').fold((): SpillingFold<number, number> => ({ push: () => {}, finish: async () => {} }));
+// @ts-expect-error what a fold emits crosses an exchange only if Exchangeable
+of('a').fold((): SpillingFold<string, () => void> => ({ push: () => {}, finish: async () => {} })).rebalance();
 
 // --- Accepted ------------------------------------------------------------------------
 
@@ -96,6 +100,7 @@ of(Buffer.from('x')).rebalance();
 of(new Map<string, Event>()).rebalance();
 of<ReadonlyMap<string, number>>(new Map()).rebalance();
 of(exchangeable({ fine: [1, 'two', { three: 3 }] })).rebalance();
+of('a').fold((memory): SpillingFold<string, [string, number]> => ({ push: () => {}, finish: async (emit) => void (await emit(['a', memory.operatorBudget])) })).collect();
 // Anything goes inside a stage: a class with methods may be chained, as long as it does not cross.
 of(1).map((n) => new WithMethod().double() + n).rebalance();
 of('line').map((l) => new Set(l)).map((s) => s.size).collect();

@@ -3,7 +3,7 @@ import type { Exchangeable } from '../../src/job/api/Exchangeable.js';
 /**
  * Accepts a value only if its type is Exchangeable; returns it unchanged. The
  * accepted shapes below go through it, so `tsc` checks each one, and
- * test/exchangeable.test.ts round-trips the same values through the engine's
+ * test/unit/exchangeable.test.ts round-trips the same values through the engine's
  * serializer: what the compiler accepts really crosses an exchange.
  */
 export function exchangeable<T>(value: T & NoInfer<Exchangeable<T>>): T {

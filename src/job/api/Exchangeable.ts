@@ -1,7 +1,7 @@
 /**
  * What may cross an exchange, checked by the compiler: the values the engine's
  * msgpackr packing (channelPackr / channelUnpackr, `sequential` records) gives back
- * as they were sent. Measured, not assumed (test/exchangeable.test.ts round-trips
+ * as they were sent. Measured, not assumed (test/unit/exchangeable.test.ts round-trips
  * every shape accepted here through the engine's serializer):
  *
  * - kept: string, number, boolean, null, undefined, bigint (64-bit range: a larger

@@ -55,7 +55,8 @@ export class StageDraft {
   }
 
   /** Appends a chained operator to the stream that ends at `at`; returns where the stream now ends. */
-  append(at: number, what: string, op: Operator): number {
+  append(at: number, op: Operator): number {
+    const what = op.kind;
     if (this.sealedBy !== undefined) {
       throw new InvalidJobError(`cannot ${what} in stage ${this.label}: it already ${this.sealedBy}; call .forward() first to go on in a stage of its own`);
     }
@@ -137,4 +138,9 @@ function toInput({ from, partitioning, options }: DraftInput, names: Map<StageDr
   if (options.exchange !== undefined) input.exchange = options.exchange;
   if (options.compression !== undefined) input.compression = options.compression;
   return input;
+}
+
+/** The options that are set, so that a job definition carries no `undefined` fields (a required one is set, so the type stays). */
+export function definedOf<O extends object>(options: O): O {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as O;
 }

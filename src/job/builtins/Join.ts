@@ -1,6 +1,6 @@
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
-import { numberParam, requireString } from './Params.js';
+import { numberParam, requireString } from '../Params.js';
 
 export type Customer = [id: number, name: string];
 export type Order = [customerId: number, amount: number];

@@ -2,7 +2,7 @@ import { mixHash } from '../../network/writer/StableHash.js';
 import { seededRandom } from '../Corpus.js';
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
-import { numberParam, requireString } from './Params.js';
+import { numberParam, requireString } from '../Params.js';
 import { scanPartFiles } from './PartFiles.js';
 
 export type SortRecord = [key: number, value: string];

@@ -1,6 +1,6 @@
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';
-import { numberParam } from './Params.js';
+import { numberParam } from '../Params.js';
 
 export interface SyntheticRecord {
   key: number;

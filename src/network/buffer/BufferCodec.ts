@@ -3,6 +3,7 @@ import { compressSync, uncompressSync } from 'snappy';
 import { copyBytes } from './Bytes.js';
 import { COMPRESSION_CODECS, type CompressionCodec } from './CompressionCodec.js';
 import { NetworkBuffer, UNPOOLED } from './NetworkBuffer.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * Buffer compression (Flink's BufferCompressor and BufferDecompressor): a buffer of
@@ -68,14 +69,14 @@ export function decompress(buffer: NetworkBuffer, maxBytes: number): NetworkBuff
   let bytes: Buffer;
   try {
     const codec = COMPRESSION_CODECS[buffer.segment[0]];
-    if (codec === undefined) throw new Error(`its first byte names no codec (${buffer.segment[0]})`);
+    if (codec === undefined) throw new SpillwayError('SPW_ERR_COMPRESSION', `its first byte names no codec (${buffer.segment[0]})`);
     bytes = CODECS[codec].decompress(buffer.bytes().subarray(CODEC_BYTES), maxBytes);
   } catch (error) {
-    throw new Error(`a compressed buffer of ${buffer.size} bytes is corrupt: ${(error as Error).message}`, { cause: error });
+    throw new SpillwayError('SPW_ERR_COMPRESSION', `a compressed buffer of ${buffer.size} bytes is corrupt: ${(error as Error).message}`, { cause: error });
   } finally {
     buffer.recycle();
   }
-  if (bytes.length > maxBytes) throw new Error(`a compressed buffer unpacks to ${bytes.length} bytes, more than a buffer of ${maxBytes} holds`);
+  if (bytes.length > maxBytes) throw new SpillwayError('SPW_ERR_COMPRESSION', `a compressed buffer unpacks to ${bytes.length} bytes, more than a buffer of ${maxBytes} holds`);
   const plain = new NetworkBuffer(bytes, UNPOOLED);
   plain.size = bytes.length;
   return plain;

@@ -1,5 +1,6 @@
 import { NetworkBuffer, type BufferRecycler } from './NetworkBuffer.js';
 import type { NetworkBufferPool } from './NetworkBufferPool.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 type Waiter = { resolve: (buffer: NetworkBuffer) => void; reject: (error: Error) => void };
 
@@ -57,7 +58,7 @@ export class BufferPool implements BufferRecycler {
 
   /** A buffer now, or null when the pool is exhausted. */
   requestBuffer(): NetworkBuffer | null {
-    if (this.destroyed) throw new Error(`${this.name} is destroyed`);
+    if (this.destroyed) throw new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} is destroyed`);
     const segment = this.available.pop() ?? this.borrow();
     return segment ? new NetworkBuffer(segment, this) : null;
   }
@@ -125,7 +126,7 @@ export class BufferPool implements BufferRecycler {
     if (this.destroyed) return;
     this.destroyed = true;
     this.global.cancelAwait(this);
-    const error = new Error(`${this.name} was destroyed while waiting for a buffer`);
+    const error = new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} was destroyed while waiting for a buffer`);
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
     // The part of the minimum never taken goes now, the rest with each segment's return.
     this.global.unreserve(this.min - Math.min(this.min, this.owned));

@@ -11,6 +11,12 @@ export class BufferQueue<T> {
     this.items.push(item);
   }
 
+  /** Puts an item at the front, ahead of the others (a priority event). */
+  unshift(item: T): void {
+    if (this.head > 0) this.items[--this.head] = item;
+    else this.items.unshift(item);
+  }
+
   peek(): T | undefined {
     return this.items[this.head];
   }
@@ -24,6 +30,11 @@ export class BufferQueue<T> {
       this.head = 0;
     }
     return item;
+  }
+
+  /** What is queued, oldest first, left in place. */
+  *values(): Generator<T> {
+    for (let i = this.head; i < this.items.length; i++) yield this.items[i] as T;
   }
 
   /** Removes and returns everything, oldest first. */

@@ -1,3 +1,4 @@
+import { SpillwayError } from '../../errors/Errors.js';
 /**
  * The codecs a compressed buffer may use (see BufferCodec.ts), by name, as jobs name
  * them. Kept apart from the codecs themselves, which need Node, so that the job API's
@@ -13,5 +14,5 @@ export function compressionCodec(setting: unknown): CompressionCodec | null {
   if (setting === undefined || setting === false || setting === null) return null;
   if (setting === true) return DEFAULT_CODEC;
   if (typeof setting === 'string' && (COMPRESSION_CODECS as readonly string[]).includes(setting)) return setting as CompressionCodec;
-  throw new Error(`compression must be true, false or a codec (${COMPRESSION_CODECS.join(', ')}), not ${JSON.stringify(setting)}`);
+  throw new SpillwayError('SPW_ERR_COMPRESSION', `compression must be true, false or a codec (${COMPRESSION_CODECS.join(', ')}), not ${JSON.stringify(setting)}`);
 }

@@ -1,3 +1,4 @@
+import { SpillwayError } from '../../errors/Errors.js';
 /** What a buffer carries: serialized records, or one in-band event. */
 export const enum DataType {
   DATA = 0,
@@ -46,13 +47,13 @@ export class NetworkBuffer {
 
   /** Adds a reference; the buffer returns to its pool after one more recycle(). */
   retain(): this {
-    if (this.refs === 0) throw new Error('retain() of a recycled buffer');
+    if (this.refs === 0) throw new SpillwayError('SPW_ERR_INTERNAL', 'retain() of a recycled buffer');
     this.refs++;
     return this;
   }
 
   recycle(): void {
-    if (this.refs === 0) throw new Error('buffer recycled twice');
+    if (this.refs === 0) throw new SpillwayError('SPW_ERR_INTERNAL', 'buffer recycled twice');
     if (--this.refs === 0) this.recycler.recycle(this.segment);
   }
 }

@@ -1,4 +1,5 @@
 import type { BufferPool } from './BufferPool.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 export const MIN_SEGMENT_SIZE = 4 * 1024;
 export const MAX_SEGMENT_SIZE = 1024 * 1024;
@@ -121,7 +122,7 @@ export class NetworkBufferPool {
   /** Reserves memory for a minimum; fails if it is promised elsewhere. */
   reserve(count: number, what = 'a buffer pool'): void {
     if (count > this.unreservedSegments) {
-      throw new Error(
+      throw new SpillwayError('SPW_ERR_INSUFFICIENT_NETWORK_MEMORY', 
         `insufficient network memory: ${what} needs ${count} buffers, ${this.unreservedSegments} of ${this.totalSegments} ` +
           `(${this.segmentSize} bytes each) are not reserved; raise the TaskManager's --memory or lower its --slots or the parallelism`,
       );

@@ -9,6 +9,8 @@ export interface SubpartitionAddress {
 /** Tells the gate that a channel which had nothing now has data, or an error. */
 export interface ChannelAvailability {
   notifyChannelNonEmpty(channel: InputChannel): void;
+  /** The channel has an unaligned checkpoint barrier at its head: it is served next (where that is told apart). */
+  notifyPriority?(channel: InputChannel): void;
 }
 
 /**

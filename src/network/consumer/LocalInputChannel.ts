@@ -3,6 +3,7 @@ import { PartitionNotFoundError, type ResultPartitionManager } from '../partitio
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './InputChannel.js';
 import { networkCounters } from '../NetworkCounters.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Backoff for a partition that is not registered yet (Flink's request-backoff: initial 100 ms, max 10 s). */
 export interface RetryPolicy {
@@ -59,7 +60,7 @@ export class LocalInputChannel implements InputChannel {
         return;
       }
       const message = error instanceof PartitionNotFoundError ? `partition ${partitionId} not found on ${this.where}` : String(error);
-      this.error = new Error(`channel ${this.channelIndex}: ${message}`, { cause: error });
+      this.error = new SpillwayError('SPW_ERR_PARTITION_NOT_FOUND', `channel ${this.channelIndex}: ${message}`, { cause: error });
       this.gate.notifyChannelNonEmpty(this);
     }
   }

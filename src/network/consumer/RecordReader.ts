@@ -1,5 +1,6 @@
 import { NEED_MORE, RecordDeserializer } from '../serialization/RecordDeserializer.js';
 import type { InputGate } from './InputGate.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Receives each record; returns a promise only when it must wait (for example on its own writer). */
 export type RecordHandler<T> = (record: T, channel: number) => void | Promise<void>;
@@ -25,15 +26,19 @@ export class RecordReader<T> {
     gate.requestPartitions();
     try {
       for (;;) {
-        const buffer = gate.pollNext();
+        const buffer = gate.pollNextAny();
         if (buffer === null) {
           if (gate.isFinished) break;
           await gate.waitForData();
           // Closed while waiting (its task was canceled): nothing more comes, and it is not the end of the input.
-          if (gate.isClosed) throw new Error('the input gate was closed before its input ended');
+          if (gate.isClosed) throw new SpillwayError('SPW_ERR_TASK_CANCELED', 'the input gate was closed before its input ended');
           continue;
         }
         const channel = gate.lastChannel;
+        if (buffer.isEvent) {
+          buffer.recycle();
+          continue;
+        }
         const deserializer = this.deserializers[channel];
         this.bytesIn += buffer.size;
         deserializer.setNextBuffer(buffer);
@@ -46,7 +51,7 @@ export class RecordReader<T> {
         }
       }
       const broken = this.deserializers.findIndex((d) => d.hasPartialRecord);
-      if (broken >= 0) throw new Error(`channel ${broken} ended in the middle of a record`);
+      if (broken >= 0) throw new SpillwayError('SPW_ERR_CORRUPT_FRAME', `channel ${broken} ended in the middle of a record`);
     } finally {
       for (const deserializer of this.deserializers) deserializer.clear();
       gate.close();

@@ -10,6 +10,7 @@ import { ErrorKind } from '../transport/Protocol.js';
 import { formatAddress, type RemoteAddress } from '../transport/RemoteAddress.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from './InputChannel.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './LocalInputChannel.js';
+import { codeOf, SpillwayError, type ErrorCode } from '../../errors/Errors.js';
 
 export type { RemoteAddress } from '../transport/RemoteAddress.js';
 
@@ -111,12 +112,12 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   onBufferHeader(header: BufferHeader): Buffer | null {
     if (this.released || this.error !== null) return null;
     if (header.sequence !== this.expectedSequence) {
-      this.fail(`buffer ${header.sequence} arrived where buffer ${this.expectedSequence} was expected: data was lost or reordered`);
+      this.fail(`buffer ${header.sequence} arrived where buffer ${this.expectedSequence} was expected: data was lost or reordered`, 'SPW_ERR_CORRUPT_FRAME');
       return null;
     }
     this.expectedSequence = (this.expectedSequence + 1) >>> 0;
     if (header.size > this.pool.segmentSize) {
-      this.fail(`a buffer of ${header.size} bytes does not fit this gate's ${this.pool.segmentSize}-byte buffers`);
+      this.fail(`a buffer of ${header.size} bytes does not fit this gate's ${this.pool.segmentSize}-byte buffers`, 'SPW_ERR_CORRUPT_FRAME');
       return null;
     }
     this.backlog = header.backlog;
@@ -130,7 +131,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     }
     const segment = this.free.pop();
     if (segment === undefined) {
-      this.fail('the sender sent a buffer without credit');
+      this.fail('the sender sent a buffer without credit', 'SPW_ERR_CORRUPT_FRAME');
       return null;
     }
     this.incoming = segment;
@@ -156,13 +157,13 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
 
   onErrorResponse(kind: ErrorKind, message: string): void {
     if (kind === ErrorKind.PARTITION_NOT_FOUND) this.retryRequest();
-    else this.fail(`TaskManager ${this.where} reports: ${message}`);
+    else this.fail(`TaskManager ${this.where} reports: ${message}`, kind === ErrorKind.PARTITION_RELEASED ? 'SPW_ERR_PARTITION_RELEASED' : 'SPW_ERR_CONNECTION_LOST');
   }
 
   onConnectionFailed(error: Error): void {
     // The connection is gone: nothing to cancel or unregister.
     this.connection = null;
-    if (!this.ended) this.fail(error.message);
+    if (!this.ended) this.fail(error.message, codeOf(error, 'SPW_ERR_CONNECTION_LOST'));
   }
 
   takeCredit(): number {
@@ -191,7 +192,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
       this.connection = this.connections.connection(this.remote);
       this.receiverId = this.connection.register(this);
     } catch (error) {
-      this.fail(error instanceof Error ? error.message : String(error));
+      this.fail(error instanceof Error ? error.message : String(error), codeOf(error, 'SPW_ERR_CONNECTION_LOST'));
       return;
     }
     this.firstRequestAt = Date.now();
@@ -213,7 +214,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
           this.takeExclusiveBuffers();
         }
       },
-      (error: Error) => this.fail(error.message),
+      (error: Error) => this.fail(error.message, codeOf(error, 'SPW_ERR_CONNECTION_LOST')),
     );
   }
 
@@ -231,7 +232,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     if (this.released || this.error !== null) return;
     const elapsed = Date.now() - this.firstRequestAt;
     if (elapsed + this.backoff > this.retry.timeoutMs) {
-      this.fail(`partition ${this.address.partitionId} not found on TaskManager ${this.where} after ${this.attempts} requests in ${elapsed} ms`);
+      this.fail(`partition ${this.address.partitionId} not found on TaskManager ${this.where} after ${this.attempts} requests in ${elapsed} ms`, 'SPW_ERR_PARTITION_NOT_FOUND');
       return;
     }
     this.retryTimer = setTimeout(() => this.sendRequest(), this.backoff);
@@ -306,10 +307,11 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     connection.unregister(this.receiverId);
   }
 
-  private fail(reason: string): void {
+  /** Fails the channel for good; its reader sees `code` with a message that names the channel and the peer. */
+  private fail(reason: string, code: ErrorCode = 'SPW_ERR_CONNECTION_LOST'): void {
     if (this.error !== null || this.released) return;
     const { partitionId, subpartition } = this.address;
-    this.error = new Error(`channel ${this.channelIndex} (partition ${partitionId}, subpartition ${subpartition}, TaskManager ${this.where}): ${reason}`);
+    this.error = new SpillwayError(code, `channel ${this.channelIndex} (partition ${partitionId}, subpartition ${subpartition}, TaskManager ${this.where}): ${reason}`);
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.endRequest(!this.ended);
     this.gate.notifyChannelNonEmpty(this);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { PartitionContext } from './PartitionType.js';
 import { SpillableSubpartition } from './SpillableSubpartition.js';
 import { SubpartitionedStorage } from './SubpartitionedStorage.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * The `blocking` type's storage: a SpillableSubpartition per consumer, kept in memory
@@ -16,7 +17,7 @@ export class BlockingStorage extends SubpartitionedStorage<SpillableSubpartition
   constructor(context: PartitionContext) {
     const subpartitions: SpillableSubpartition[] = [];
     super(subpartitions);
-    if (context.spillDir === '') throw new Error(`blocking partition ${context.id} needs a spill directory`);
+    if (context.spillDir === '') throw new SpillwayError('SPW_ERR_CONFIG', `blocking partition ${context.id} needs a spill directory`);
     this.memoryBudget = context.config.memoryBudget;
     const made = { dir: false };
     for (let i = 0; i < context.numSubpartitions; i++) {

@@ -4,6 +4,7 @@ import { EventType, eventBuffer } from '../serialization/Events.js';
 import { PartitionFileWriter, readBufferAt } from './PartitionFile.js';
 import type { PartitionContext, PartitionStorage } from './PartitionType.js';
 import { PartitionReleasedError, type AvailabilityListener, type ResultSubpartitionView } from './ResultSubpartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Not yet in the data file. */
 const UNWRITTEN = -1;
@@ -39,7 +40,7 @@ export class HybridResultPartition implements PartitionStorage {
   private failure: Error | null = null;
 
   constructor(private readonly context: PartitionContext) {
-    if (context.spillDir === '') throw new Error(`hybrid partition ${context.id} needs a spill directory`);
+    if (context.spillDir === '') throw new SpillwayError('SPW_ERR_CONFIG', `hybrid partition ${context.id} needs a spill directory`);
     this.name = `hybrid partition ${context.id}`;
     this.data = new PartitionFileWriter(path.join(context.spillDir, 'data'));
     this.subpartitions = Array.from({ length: context.numSubpartitions }, () => ({ memory: [], offsets: [], views: new Set() }));
@@ -56,7 +57,7 @@ export class HybridResultPartition implements PartitionStorage {
   add(buffer: NetworkBuffer, subpartition: number): void {
     if (this.failure !== null || this.finished) {
       buffer.recycle();
-      throw this.failure ?? new Error(`${this.name} is finished`);
+      throw this.failure ?? new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} is finished`);
     }
     const sub = this.subpartitions[subpartition];
     sub.memory.push(buffer);
@@ -149,7 +150,7 @@ export class HybridResultPartition implements PartitionStorage {
     for (let k = 0; k < entries.length; k += 2) buffers.push(this.subpartitions[entries[k]].memory[entries[k + 1]]!);
     this.data.append(buffers).then(
       (offsets) => this.written(entries, offsets),
-      (error: Error) => this.release(new Error(`${this.name}: writing its data file failed: ${error.message}`, { cause: error })),
+      (error: Error) => this.release(new SpillwayError('SPW_ERR_PARTITION_IO', `${this.name}: writing its data file failed: ${error.message}`, { cause: error })),
     );
   }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { DataType, type NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * A partition's data file: buffers appended one after another, each behind a header
@@ -22,10 +23,9 @@ const FLAG_COMPRESSED = 1;
 const MAX_WRITE_BATCH = 128;
 
 /** A partition file that does not hold what it should. */
-export class CorruptPartitionFileError extends Error {
-  readonly code = 'SPW_ERR_CORRUPT_PARTITION_FILE';
+export class CorruptPartitionFileError extends SpillwayError {
   constructor(message: string) {
-    super(message);
+    super('SPW_ERR_CORRUPT_PARTITION_FILE', message);
     this.name = 'CorruptPartitionFileError';
   }
 }

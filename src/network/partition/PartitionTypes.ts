@@ -2,12 +2,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BUILTIN_PARTITION_TYPES } from './BuiltinPartitionTypes.js';
 import type { PartitionType } from './PartitionType.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** A job or a deployment names a partition type this process does not know. */
-export class UnknownPartitionTypeError extends Error {
-  readonly code = 'SPW_ERR_UNKNOWN_PARTITION_TYPE';
+export class UnknownPartitionTypeError extends SpillwayError {
   constructor(readonly typeName: string) {
-    super(`unknown partition type "${typeName}"; known types are ${names().join(', ')} (load others with --partition-type FILE)`);
+    super('SPW_ERR_UNKNOWN_PARTITION_TYPE', `unknown partition type "${typeName}"; known types are ${names().join(', ')} (load others with --partition-type FILE)`);
     this.name = 'UnknownPartitionTypeError';
   }
 }
@@ -23,7 +23,7 @@ export function registerPartitionType(type: PartitionType): void {
   checkShape(type);
   const known = registry.get(type.name);
   if (known === type) return;
-  if (known) throw new Error(`partition type "${type.name}" is registered already`);
+  if (known) throw new SpillwayError('SPW_ERR_CONFIG', `partition type "${type.name}" is registered already`);
   registry.set(type.name, type);
 }
 
@@ -52,14 +52,14 @@ export async function loadPartitionTypes(files: readonly string[]): Promise<void
     try {
       module = (await import(pathToFileURL(path.resolve(file)).href)) as { default?: unknown };
     } catch (error) {
-      throw new Error(`partition type module ${file} could not be loaded: ${(error as Error).message}`, { cause: error });
+      throw new SpillwayError('SPW_ERR_CONFIG', `partition type module ${file} could not be loaded: ${(error as Error).message}`, { cause: error });
     }
     const exported = module.default;
     const types = Array.isArray(exported) ? exported : [exported];
     try {
       for (const type of types) registerPartitionType(type as PartitionType);
     } catch (error) {
-      throw new Error(`partition type module ${file}: ${(error as Error).message}`, { cause: error });
+      throw new SpillwayError('SPW_ERR_CONFIG', `partition type module ${file}: ${(error as Error).message}`, { cause: error });
     }
   }
 }

@@ -1,12 +1,13 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
-import { EventType, eventBuffer } from '../serialization/Events.js';
+import { addOvertaken, EventType, eventBuffer, isPriorityEvent } from '../serialization/Events.js';
 import {
   PartitionReleasedError,
   type AvailabilityListener,
   type ResultSubpartition,
   type ResultSubpartitionView,
 } from './ResultSubpartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * Streaming exchange: a queue that the consumer drains while the producer fills
@@ -35,11 +36,26 @@ export class PipelinedSubpartition implements ResultSubpartition {
     }
     if (this.finished) {
       buffer.recycle();
-      throw new Error(`${this.name} is finished`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `${this.name} is finished`);
     }
     this.queue.push(buffer);
     if (!buffer.isEvent) this.dataBuffers++;
     if (this.queue.length === 1) this.view?.notify();
+  }
+
+  /**
+   * Puts an unaligned checkpoint barrier ahead of the buffers queued (FLIP-76): its count
+   * of overtaken buffers grows by the data buffers it went ahead of, which its consumer
+   * stores with the checkpoint as they arrive after it.
+   */
+  addPriority(buffer: NetworkBuffer): void {
+    if (this.released !== null || this.finished) {
+      buffer.recycle();
+      return;
+    }
+    addOvertaken(buffer, this.dataBuffers);
+    this.queue.unshift(buffer);
+    this.view?.notify();
   }
 
   finish(): void {
@@ -49,7 +65,7 @@ export class PipelinedSubpartition implements ResultSubpartition {
   }
 
   createReadView(listener: AvailabilityListener): ResultSubpartitionView {
-    if (this.view !== null) throw new Error(`${this.name} is already being read`);
+    if (this.view !== null) throw new SpillwayError('SPW_ERR_INTERNAL', `${this.name} is already being read`);
     if (this.released !== null) throw this.released;
     this.view = new PipelinedView(this, listener);
     if (this.queue.length > 0) queueMicrotask(listener);
@@ -83,6 +99,11 @@ export class PipelinedSubpartition implements ResultSubpartition {
     return this.dataBuffers;
   }
 
+  get priorityAhead(): boolean {
+    const head = this.queue.peek();
+    return head !== undefined && isPriorityEvent(head);
+  }
+
   get buffersInMemory(): number {
     return this.queue.length;
   }
@@ -96,7 +117,7 @@ export class PipelinedSubpartition implements ResultSubpartition {
   }
 
   releaseView(): void {
-    this.release(new Error('the consumer released it'));
+    this.release(new SpillwayError('SPW_ERR_PARTITION_RELEASED', 'the consumer released it'));
   }
 }
 
@@ -116,6 +137,10 @@ class PipelinedView implements ResultSubpartitionView {
 
   get isConsumed(): boolean {
     return this.subpartition.isDrained;
+  }
+
+  get priorityAhead(): boolean {
+    return this.subpartition.priorityAhead;
   }
 
   release(): void {

@@ -2,13 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { compressInPlace } from '../buffer/BufferCodec.js';
 import type { CompressionCodec } from '../buffer/CompressionCodec.js';
-import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import { DataType, unpooledBuffer, type NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import type { PartitionConfig, PartitionStorage, PartitionType } from './PartitionType.js';
 import { partitionType } from './PartitionTypes.js';
 import type { ResultPartitionWriter } from './ResultPartitionWriter.js';
 import type { AvailabilityListener, ResultSubpartitionView } from './ResultSubpartition.js';
 import { PartitionReleasedError } from './ResultSubpartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 export interface ResultPartitionOptions {
   /** Unique within the cluster; opaque to the network layer. */
@@ -126,6 +127,23 @@ export class ResultPartition implements ResultPartitionWriter {
     this.storage.broadcast(buffer);
   }
 
+  addEvent(event: Uint8Array, subpartition: number): void {
+    if (this.released) throw new PartitionReleasedError(`partition ${this.id}`);
+    const bytes = Buffer.from(event);
+    if (subpartition >= 0) this.add(unpooledBuffer(bytes, DataType.EVENT), subpartition);
+    else for (let s = 0; s < this.numSubpartitions; s++) this.add(unpooledBuffer(bytes, DataType.EVENT), s);
+  }
+
+  addPriorityEvent(event: Uint8Array): void {
+    if (this.released) throw new PartitionReleasedError(`partition ${this.id}`);
+    this.notifyFirstBuffer();
+    for (let s = 0; s < this.numSubpartitions; s++) {
+      const buffer = unpooledBuffer(Buffer.from(event), DataType.EVENT);
+      if (this.storage.addPriority) this.storage.addPriority(buffer, s);
+      else this.storage.add(buffer, s);
+    }
+  }
+
   /** Ends every subpartition; resolves when all of it is readable (files written). */
   finish(): Promise<void> {
     // A producer that wrote nothing still produces end-of-partition: its consumers must learn of it.
@@ -148,7 +166,7 @@ export class ResultPartition implements ResultPartitionWriter {
   release(cause?: Error): void {
     if (this.released) return;
     this.released = true;
-    this.storage.release(cause ?? new Error('released'));
+    this.storage.release(cause ?? new SpillwayError('SPW_ERR_PARTITION_RELEASED', 'released'));
     this.pool.destroy();
     // A type's files live in the partition's own folder: whatever it left goes with it (open files live on until closed).
     if (this.dir !== null) fs.rmSync(this.dir, { recursive: true, force: true });

@@ -1,10 +1,11 @@
 import type { ResultPartition } from './ResultPartition.js';
 import type { AvailabilityListener, ResultSubpartitionView } from './ResultSubpartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** A request for a partition this process does not (yet) have; consumers retry it. */
-export class PartitionNotFoundError extends Error {
+export class PartitionNotFoundError extends SpillwayError {
   constructor(readonly partitionId: string) {
-    super(`partition ${partitionId} not found`);
+    super('SPW_ERR_PARTITION_NOT_FOUND', `partition ${partitionId} not found`);
     this.name = 'PartitionNotFoundError';
   }
 }
@@ -20,7 +21,7 @@ export class ResultPartitionManager {
   private releasedBytesOnDisk = 0;
 
   register(partition: ResultPartition): void {
-    if (this.partitions.has(partition.id)) throw new Error(`partition ${partition.id} is registered already`);
+    if (this.partitions.has(partition.id)) throw new SpillwayError('SPW_ERR_INTERNAL', `partition ${partition.id} is registered already`);
     this.partitions.set(partition.id, partition);
     if (!partition.type.isReReadable) partition.onConsumed = () => this.release(partition.id);
   }

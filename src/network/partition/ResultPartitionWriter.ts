@@ -24,6 +24,16 @@ export interface ResultPartitionWriter {
   add(buffer: NetworkBuffer, subpartition: number): void;
   /** Appends a filled buffer to every subpartition (a broadcast); ownership passes. A type may store it once. */
   broadcast(buffer: NetworkBuffer): void;
+  /**
+   * Appends an event (Events.ts: its bytes) to subpartition `subpartition`, or to every
+   * one for -1, behind the buffers added before it. Throws if the partition failed.
+   */
+  addEvent(event: Uint8Array, subpartition: number): void;
+  /**
+   * Puts an unaligned checkpoint barrier (its bytes) ahead of what every subpartition has
+   * queued, each copy counting the data buffers it overtook (Events.ts). Throws if the partition failed.
+   */
+  addPriorityEvent(event: Uint8Array): void;
   /** Ends every subpartition; resolves once all of it is readable (a blocking partition's files written). */
   finish(): Promise<void>;
   /** The writer found the pool empty: a partition that keeps buffers may free some (spill). */

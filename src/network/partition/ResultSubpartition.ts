@@ -1,4 +1,5 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Called when a view that had nothing to give has data (or an error) again. */
 export type AvailabilityListener = () => void;
@@ -14,6 +15,8 @@ export interface ResultSubpartitionView {
   readonly backlog: number;
   /** True once the end-of-partition event has been polled. */
   readonly isConsumed: boolean;
+  /** Whether the next buffer is an unaligned checkpoint barrier, which goes out without credit and ahead of a buffer held for credit. */
+  readonly priorityAhead?: boolean;
   /** The consumer is gone: drop what it has not read. */
   release(): void;
 }
@@ -23,6 +26,8 @@ export interface ResultSubpartition {
   readonly index: number;
   /** Producer side: appends a buffer whose ownership passes to the subpartition. */
   add(buffer: NetworkBuffer): void;
+  /** Producer side: an unaligned checkpoint barrier, put ahead of what is queued (its count of overtaken buffers updated); a type without it appends it. */
+  addPriority?(buffer: NetworkBuffer): void;
   /** Producer side: no more buffers; appends end-of-partition. A promise, if any, resolves once all of it is readable. */
   finish(): void | Promise<void>;
   createReadView(listener: AvailabilityListener): ResultSubpartitionView;
@@ -35,9 +40,9 @@ export interface ResultSubpartition {
 }
 
 /** A released partition, reported to readers that were still reading it. */
-export class PartitionReleasedError extends Error {
+export class PartitionReleasedError extends SpillwayError {
   constructor(what: string, cause?: Error) {
-    super(`${what} was released${cause ? `: ${cause.message}` : ''}`, { cause });
+    super('SPW_ERR_PARTITION_RELEASED', `${what} was released${cause ? `: ${cause.message}` : ''}`, { cause });
     this.name = 'PartitionReleasedError';
   }
 }

@@ -8,6 +8,7 @@ import { EventType, eventBuffer } from '../serialization/Events.js';
 import { BUFFER_HEADER_BYTES, CorruptPartitionFileError, PartitionFileWriter, readBufferAt } from './PartitionFile.js';
 import type { PartitionContext, PartitionStorage } from './PartitionType.js';
 import { PartitionReleasedError, type AvailabilityListener, type ResultSubpartitionView } from './ResultSubpartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * The index file: which buffers of the data file each subpartition reads, region by
@@ -68,7 +69,7 @@ export class SortMergeResultPartition implements PartitionStorage {
   private serving = false;
 
   constructor(private readonly context: PartitionContext) {
-    if (context.spillDir === '') throw new Error(`sort-merge partition ${context.id} needs a spill directory`);
+    if (context.spillDir === '') throw new SpillwayError('SPW_ERR_CONFIG', `sort-merge partition ${context.id} needs a spill directory`);
     this.name = `sort-merge partition ${context.id}`;
     this.data = new PartitionFileWriter(path.join(context.spillDir, 'data'));
     this.indexFile = path.join(context.spillDir, 'index');
@@ -170,7 +171,7 @@ export class SortMergeResultPartition implements PartitionStorage {
   private accept(buffer: NetworkBuffer): boolean {
     if (this.failure === null && !this.finished) return true;
     buffer.recycle();
-    throw this.failure ?? new Error(`${this.name} is finished`);
+    throw this.failure ?? new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} is finished`);
   }
 
   private held(buffer: NetworkBuffer): void {
@@ -222,7 +223,7 @@ export class SortMergeResultPartition implements PartitionStorage {
         },
         (error: Error) => {
           for (const buffer of batch) buffer.recycle();
-          this.release(new Error(`${this.name}: writing its data file failed: ${error.message}`, { cause: error }));
+          this.release(new SpillwayError('SPW_ERR_PARTITION_IO', `${this.name}: writing its data file failed: ${error.message}`, { cause: error }));
         },
       );
     }

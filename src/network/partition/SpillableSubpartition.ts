@@ -10,6 +10,7 @@ import {
   type ResultSubpartitionView,
 } from './ResultSubpartition.js';
 import { networkCounters } from '../NetworkCounters.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** How many buffers one writev() takes at most (each is two chunks: header and payload). */
 const MAX_WRITE_BATCH = 128;
@@ -93,7 +94,7 @@ export class SpillableSubpartition implements ResultSubpartition {
     }
     if (this.finished) {
       buffer.recycle();
-      throw new Error(`${this.name} is finished`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `${this.name} is finished`);
     }
     if (!buffer.isEvent) this.dataCount++;
     if (this.isSpilled) {
@@ -171,7 +172,7 @@ export class SpillableSubpartition implements ResultSubpartition {
     const buffer =
       type === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(length), type) : await this.pool.requestBufferAsync();
     try {
-      if (this.fd === null || this.failure !== null) throw this.failure ?? new Error(`${this.name} has no file`);
+      if (this.fd === null || this.failure !== null) throw this.failure ?? new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} has no file`);
       await this.readFile(this.fd, buffer, this.offsets[i]);
       return buffer;
     } catch (error) {

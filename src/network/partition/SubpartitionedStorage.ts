@@ -33,6 +33,12 @@ export class SubpartitionedStorage<S extends ResultSubpartition = ResultSubparti
     this.subpartitions[subpartition].add(buffer);
   }
 
+  addPriority(buffer: NetworkBuffer, subpartition: number): void {
+    const target = this.subpartitions[subpartition];
+    if (target.addPriority) target.addPriority(buffer);
+    else target.add(buffer);
+  }
+
   broadcast(buffer: NetworkBuffer): void {
     const last = this.subpartitions.length - 1;
     try {

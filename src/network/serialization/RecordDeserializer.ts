@@ -3,6 +3,7 @@ import { decompress } from '../buffer/BufferCodec.js';
 import { copyBytes } from '../buffer/Bytes.js';
 import { NetworkBuffer, UNPOOLED } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Returned by next() when the current buffer holds no further complete record. */
 export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
@@ -48,7 +49,7 @@ export class RecordDeserializer {
   }
 
   setNextBuffer(buffer: NetworkBuffer): void {
-    if (this.buffer !== null || this.index < this.records.length) throw new Error('previous buffer not fully read');
+    if (this.buffer !== null || this.index < this.records.length) throw new SpillwayError('SPW_ERR_INTERNAL', 'previous buffer not fully read');
     // Decompressing copies out of shared memory too.
     if (buffer.compressed) buffer = decompress(buffer, buffer.capacity);
     else if (buffer.segment.buffer instanceof SharedArrayBuffer) buffer = this.copyOutOfSharedMemory(buffer);
@@ -175,11 +176,11 @@ const EMPTY = Buffer.alloc(0);
 
 /** A batch length no serializer writes is a corrupt stream, refused before anything is allocated for it. */
 function checkedLength(length: number): number {
-  if (length > MAX_BATCH_BYTES) throw new Error(`corrupt record stream: a batch of ${length} bytes, over ${MAX_BATCH_BYTES}`);
+  if (length > MAX_BATCH_BYTES) throw new SpillwayError('SPW_ERR_CORRUPT_FRAME', `corrupt record stream: a batch of ${length} bytes, over ${MAX_BATCH_BYTES}`);
   return length;
 }
 
 function asBatch(value: unknown): readonly unknown[] {
-  if (!Array.isArray(value)) throw new Error('corrupt record stream: a batch is not an array of records');
+  if (!Array.isArray(value)) throw new SpillwayError('SPW_ERR_CORRUPT_FRAME', 'corrupt record stream: a batch is not an array of records');
   return value;
 }

@@ -1,4 +1,5 @@
 import type { RingWriter } from './SharedRing.js';
+import { isErrorCode, serializeError, type ErrorCode, type SerializedError } from '../../errors/Errors.js';
 
 /**
  * Buffers change threads by index: the task thread and the network thread of a
@@ -6,17 +7,20 @@ import type { RingWriter } from './SharedRing.js';
  * memory, never the bytes, through a ring in shared memory: no message per record
  * or per buffer, and no wake-up while both threads are busy.
  *
- * Every entry is an opcode and its operands; `s` is a string operand (encodeString).
+ * Every entry is an opcode and its operands; `s` is a string operand (encodeString), `e`
+ * an error operand: its code and message as two strings, or none (encodeError).
  *
  * | task thread -> network thread | operands |
  * |---|---|
  * | WANT | partition, count: buffers the writer would like granted |
  * | BUFFER | partition, subpartition, segment, size, compressed (0/1): a filled buffer, ownership passes |
  * | BROADCAST | partition, segment, size, compressed (0/1): a filled buffer for every subpartition, ownership passes |
+ * | EVENT_OUT | partition, subpartition (-1: every one), length, bytes: an event (Events.ts) behind the buffers before it |
+ * | PRIORITY_EVENT | partition, length, bytes: an unaligned checkpoint barrier, ahead of what every subpartition has queued |
  * | UNUSED | partition, segment: a granted buffer given back unfilled |
  * | RECYCLE | loan: an input buffer the task is done with |
  * | FINISH | partition: no more buffers; answer FINISHED once readable |
- * | RELEASE | partition, s: the task failed; drop the partition with this cause |
+ * | RELEASE | partition, e: the task failed; drop the partition with this cause |
  * | OPEN | gate: the task starts reading this input |
  * | CLOSE | gate: the task stopped reading this input |
  *
@@ -24,11 +28,11 @@ import type { RingWriter } from './SharedRing.js';
  * |---|---|
  * | GRANT | partition, segment, outside: a buffer of the partition's pool, and how many of its buffers are in use outside the task |
  * | INPUT | gate, channel, loan, segment, size, compressed (0/1): a data buffer lent to the task; RECYCLE it by its loan |
- * | EVENT | gate, channel, event type |
- * | CHANNEL_ERROR | gate, channel, s |
- * | FINISHED | partition, s: the partition is readable, or (s not empty) why it is not |
+ * | EVENT | gate, channel, length, bytes: an event (Events.ts), in order with the channel's buffers |
+ * | CHANNEL_ERROR | gate, channel, e |
+ * | FINISHED | partition, e: the partition is readable (no error), or why it is not |
  * | REVOKE | partition: the pool is above its share while another waits for its minimum; give back the spare buffers |
- * | PARTITION_ERROR | partition, s: the partition failed (for example its consumer is gone) |
+ * | PARTITION_ERROR | partition, e: the partition failed (for example its consumer is gone) |
  */
 export const enum Op {
   WANT = 1,
@@ -40,6 +44,8 @@ export const enum Op {
   OPEN = 7,
   CLOSE = 8,
   BROADCAST = 9,
+  EVENT_OUT = 10,
+  PRIORITY_EVENT = 18,
   GRANT = 11,
   INPUT = 12,
   EVENT = 13,
@@ -73,6 +79,37 @@ export function encodeString(text: string | null): number[] {
   out[0] = cut.length;
   for (let i = 0; i < cut.length; i++) out[i + 1] = cut.charCodeAt(i);
   return out;
+}
+
+/** A bytes operand: its length, then one int a byte (events are a few bytes). */
+export function encodeBytes(bytes: Uint8Array): number[] {
+  const out = new Array<number>(bytes.length + 1);
+  out[0] = bytes.length;
+  for (let i = 0; i < bytes.length; i++) out[i + 1] = bytes[i];
+  return out;
+}
+
+/** The bytes operand at `at`, and where the entry goes on after it. */
+export function decodeBytes(ints: ArrayLike<number>, at: number): [bytes: Buffer, next: number] {
+  const length = ints[at];
+  const bytes = Buffer.allocUnsafe(length);
+  for (let i = 0; i < length; i++) bytes[i] = ints[at + 1 + i];
+  return [bytes, at + 1 + length];
+}
+
+/** An error operand: its code (`fallback` if it carries none) and message; null for none. */
+export function encodeError(error: unknown, fallback: ErrorCode): number[] {
+  if (error === null) return encodeString(null);
+  const { code, message } = serializeError(error, fallback);
+  return [...encodeString(code), ...encodeString(message)];
+}
+
+/** The error operand at `at` (null for none), and where the entry goes on after it. */
+export function decodeError(ints: ArrayLike<number>, at: number): [error: SerializedError | null, next: number] {
+  const [code, next] = decodeString(ints, at);
+  if (code === null) return [null, next];
+  const [message, end] = decodeString(ints, next);
+  return [{ code: isErrorCode(code) ? code : 'SPW_ERR_INTERNAL', message: message ?? '' }, end];
 }
 
 /** The string operand at `at`, and where the entry goes on after it. */

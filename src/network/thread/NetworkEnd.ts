@@ -1,13 +1,14 @@
 import type { BufferPool } from '../buffer/BufferPool.js';
-import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import { DataType, unpooledBuffer, type NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { SegmentArena } from '../buffer/NetworkBufferPool.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
 import type { ChannelAvailability, InputChannel } from '../consumer/InputChannel.js';
 import { LocalInputChannel } from '../consumer/LocalInputChannel.js';
 import type { PartitionBufferStats, ResultPartition } from '../partition/ResultPartition.js';
-import { eventTypeOf, EventType } from '../serialization/Events.js';
+import { isEndOfPartition } from '../serialization/Events.js';
 import type { ChannelSource, ShuffleEnvironment } from '../ShuffleEnvironment.js';
-import { decodeString, encodeString, type EntrySink, Op } from './Handover.js';
+import { decodeBytes, decodeError, encodeBytes, encodeError, type EntrySink, Op } from './Handover.js';
+import { deserializeError, SpillwayError } from '../../errors/Errors.js';
 
 /** The subpartition operand of a broadcast buffer. */
 const BROADCAST = -1;
@@ -103,6 +104,18 @@ export class NetworkEnd {
           this.onBuffer(entries[i + 1], BROADCAST, entries[i + 2], entries[i + 3], entries[i + 4] === 1);
           i += 5;
           break;
+        case Op.EVENT_OUT: {
+          const [bytes, next] = decodeBytes(entries, i + 3);
+          this.onEvent(entries[i + 1], entries[i + 2], bytes);
+          i = next;
+          break;
+        }
+        case Op.PRIORITY_EVENT: {
+          const [bytes, next] = decodeBytes(entries, i + 2);
+          this.onPriorityEvent(entries[i + 1], bytes);
+          i = next;
+          break;
+        }
         case Op.RECYCLE:
           this.onRecycle(entries[i + 1]);
           i += 2;
@@ -121,8 +134,8 @@ export class NetworkEnd {
           i += 2;
           break;
         case Op.RELEASE: {
-          const [cause, next] = decodeString(entries, i + 2);
-          this.releasePartition(entries[i + 1], new Error(cause ?? 'the task released it'));
+          const [cause, next] = decodeError(entries, i + 2);
+          this.releasePartition(entries[i + 1], cause === null ? new SpillwayError('SPW_ERR_PARTITION_RELEASED', 'the task released it') : deserializeError(cause));
           i = next;
           break;
         }
@@ -135,7 +148,7 @@ export class NetworkEnd {
           i += 2;
           break;
         default:
-          throw new Error(`unknown handover entry ${op} from a task thread`);
+          throw new SpillwayError('SPW_ERR_INTERNAL', `unknown handover entry ${op} from a task thread`);
       }
     }
   }
@@ -174,17 +187,17 @@ export class NetworkEnd {
    */
   forward(g: number, channel: number, buffer: NetworkBuffer): boolean {
     if (buffer.isEvent) {
-      const type = eventTypeOf(buffer);
+      const last = isEndOfPartition(buffer);
+      this.port.add([Op.EVENT, g, channel, ...encodeBytes(buffer.bytes())]);
       buffer.recycle();
-      this.port.add([Op.EVENT, g, channel, type]);
-      if (type !== EventType.END_OF_PARTITION) return false;
+      if (!last) return false;
       this.gates[g].channels[channel].release();
       return true;
     }
     const segment = this.arena.indexOf(buffer.segment);
     if (segment < 0) {
       buffer.recycle();
-      throw new Error(`channel ${channel} of input ${g} delivered a buffer outside network memory`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `channel ${channel} of input ${g} delivered a buffer outside network memory`);
     }
     const loan = this.nextLoan++;
     this.lent.set(loan, { buffer, gate: g, local: this.gates[g].channels[channel] instanceof LocalInputChannel });
@@ -203,8 +216,7 @@ export class NetworkEnd {
   }
 
   failChannel(g: number, channel: number, error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
-    this.port.add([Op.CHANNEL_ERROR, g, channel, ...encodeString(message)]);
+    this.port.add([Op.CHANNEL_ERROR, g, channel, ...encodeError(error, 'SPW_ERR_CONNECTION_LOST')]);
   }
 
   private onBuffer(p: number, subpartition: number, segment: number, size: number, compressed: boolean): void {
@@ -216,11 +228,30 @@ export class NetworkEnd {
       if (subpartition === BROADCAST) this.partitions[p].broadcast(buffer);
       else this.partitions[p].add(buffer, subpartition);
     } catch (error) {
-      this.port.add([Op.PARTITION_ERROR, p, ...encodeString(error instanceof Error ? error.message : String(error))]);
+      this.port.add([Op.PARTITION_ERROR, p, ...encodeError(error, 'SPW_ERR_PARTITION_RELEASED')]);
       return;
     }
     // A writer that waits may now be served, by a spill if need be.
     if (this.wanted[p] > 0) this.grantWanted(p);
+  }
+
+  /** An event for one subpartition or every one: a buffer of its own each, so each queue keeps its order. */
+  private onEvent(p: number, subpartition: number, bytes: Buffer): void {
+    const partition = this.partitions[p];
+    try {
+      if (subpartition !== BROADCAST) partition.add(unpooledBuffer(bytes, DataType.EVENT), subpartition);
+      else for (let s = 0; s < partition.numSubpartitions; s++) partition.add(unpooledBuffer(bytes, DataType.EVENT), s);
+    } catch (error) {
+      this.port.add([Op.PARTITION_ERROR, p, ...encodeError(error, 'SPW_ERR_PARTITION_RELEASED')]);
+    }
+  }
+
+  private onPriorityEvent(p: number, bytes: Buffer): void {
+    try {
+      this.partitions[p].addPriorityEvent(bytes);
+    } catch (error) {
+      this.port.add([Op.PARTITION_ERROR, p, ...encodeError(error, 'SPW_ERR_PARTITION_RELEASED')]);
+    }
   }
 
   private takeBack(p: number, segment: number): NetworkBuffer | undefined {
@@ -241,10 +272,10 @@ export class NetworkEnd {
   private onFinish(p: number): void {
     this.partitions[p].finish().then(
       () => {
-        this.port.add([Op.FINISHED, p, ...encodeString(null)]);
+        this.port.add([Op.FINISHED, p, ...encodeError(null, 'SPW_ERR_PARTITION_IO')]);
         this.listener.partitionFinished(p);
       },
-      (error: Error) => this.port.add([Op.FINISHED, p, ...encodeString(error.message)]),
+      (error: Error) => this.port.add([Op.FINISHED, p, ...encodeError(error, 'SPW_ERR_PARTITION_IO')]),
     );
   }
 

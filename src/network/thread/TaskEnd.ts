@@ -1,13 +1,13 @@
 import type { CompressionCodec } from '../buffer/CompressionCodec.js';
-import { NetworkBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
+import { DataType, NetworkBuffer, unpooledBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
 import { SegmentArena, type SharedSegments } from '../buffer/NetworkBufferPool.js';
 import { InputGate } from '../consumer/InputGate.js';
 import type { SubpartitionAddress } from '../consumer/InputChannel.js';
-import { eventBuffer, type EventType } from '../serialization/Events.js';
-import { decodeString, Op, type HandoverPort } from './Handover.js';
+import { decodeBytes, decodeError, Op, type HandoverPort } from './Handover.js';
 import { ThreadBufferPool } from './ThreadBufferPool.js';
 import { ThreadInputChannel } from './ThreadInputChannel.js';
 import { ThreadResultPartition } from './ThreadResultPartition.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** What a task thread needs to know of one output partition. */
 export interface ThreadPartitionSpec {
@@ -84,18 +84,20 @@ export class TaskEnd {
           this.partitions[entries[i + 1]].pool.granted(entries[i + 2], entries[i + 3]);
           i += 4;
           break;
-        case Op.EVENT:
-          this.gates[entries[i + 1]][entries[i + 2]].deliver(eventBuffer(entries[i + 3] as EventType));
-          i += 4;
+        case Op.EVENT: {
+          const [bytes, next] = decodeBytes(entries, i + 3);
+          this.gates[entries[i + 1]][entries[i + 2]].deliver(unpooledBuffer(bytes, DataType.EVENT));
+          i = next;
           break;
+        }
         case Op.CHANNEL_ERROR: {
-          const [message, next] = decodeString(entries, i + 3);
-          this.gates[entries[i + 1]][entries[i + 2]].fail(message ?? 'the channel failed');
+          const [error, next] = decodeError(entries, i + 3);
+          this.gates[entries[i + 1]][entries[i + 2]].fail(error ?? { code: 'SPW_ERR_CONNECTION_LOST', message: 'the channel failed' });
           i = next;
           break;
         }
         case Op.FINISHED: {
-          const [error, next] = decodeString(entries, i + 2);
+          const [error, next] = decodeError(entries, i + 2);
           this.partitions[entries[i + 1]].finished(error);
           i = next;
           break;
@@ -105,13 +107,13 @@ export class TaskEnd {
           i += 2;
           break;
         case Op.PARTITION_ERROR: {
-          const [message, next] = decodeString(entries, i + 2);
-          this.partitions[entries[i + 1]].failed(message ?? 'the partition failed');
+          const [error, next] = decodeError(entries, i + 2);
+          this.partitions[entries[i + 1]].failed(error ?? { code: 'SPW_ERR_PARTITION_RELEASED', message: 'the partition failed' });
           i = next;
           break;
         }
         default:
-          throw new Error(`unknown handover entry ${op} from the network thread`);
+          throw new SpillwayError('SPW_ERR_INTERNAL', `unknown handover entry ${op} from the network thread`);
       }
     }
   }

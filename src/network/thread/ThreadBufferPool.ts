@@ -2,6 +2,7 @@ import { NetworkBuffer, type BufferRecycler } from '../buffer/NetworkBuffer.js';
 import type { SegmentArena } from '../buffer/NetworkBufferPool.js';
 import type { WriterBufferPool } from '../partition/ResultPartitionWriter.js';
 import { Op, type HandoverPort } from './Handover.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Buffers asked for at once, and the level of spare ones below which more are asked for. */
 const GRANT_BATCH = 16;
@@ -39,7 +40,7 @@ export class ThreadBufferPool implements WriterBufferPool, BufferRecycler {
   }
 
   requestBuffer(): NetworkBuffer | null {
-    if (this.released) throw new Error(`the pool of partition ${this.partition} of this task is released`);
+    if (this.released) throw new SpillwayError('SPW_ERR_PARTITION_RELEASED', `the pool of partition ${this.partition} of this task is released`);
     if (this.spare.length <= LOW_WATER) this.ask();
     const segment = this.spare.pop();
     return segment === undefined ? null : new NetworkBuffer(segment, this);

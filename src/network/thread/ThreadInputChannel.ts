@@ -1,6 +1,8 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../consumer/InputChannel.js';
+import { addOvertaken, isPriorityEvent } from '../serialization/Events.js';
+import { deserializeError, type SerializedError } from '../../errors/Errors.js';
 
 /**
  * An input channel in a task thread: the network thread reads the subpartition
@@ -35,19 +37,31 @@ export class ThreadInputChannel implements InputChannel {
     this.onRelease();
   }
 
-  /** A buffer (data or event) from the network thread. */
+  /**
+   * A buffer (data or event) from the network thread. An unaligned checkpoint barrier
+   * goes ahead of the buffers queued here too, counting the data buffers it overtook.
+   */
   deliver(buffer: NetworkBuffer): void {
     if (this.released) {
       buffer.recycle();
+      return;
+    }
+    if (isPriorityEvent(buffer)) {
+      let data = 0;
+      for (const queued of this.queue.values()) if (!queued.isEvent) data++;
+      addOvertaken(buffer, data);
+      this.queue.unshift(buffer);
+      if (this.gate.notifyPriority) this.gate.notifyPriority(this);
+      else this.gate.notifyChannelNonEmpty(this);
       return;
     }
     this.queue.push(buffer);
     if (this.queue.length === 1) this.gate.notifyChannelNonEmpty(this);
   }
 
-  fail(message: string): void {
+  fail(error: SerializedError): void {
     if (this.released || this.error !== null) return;
-    this.error = new Error(message);
+    this.error = deserializeError(error);
     this.gate.notifyChannelNonEmpty(this);
   }
 }

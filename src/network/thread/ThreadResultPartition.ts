@@ -2,8 +2,9 @@ import { compressInPlace } from '../buffer/BufferCodec.js';
 import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
-import { encodeString, Op, type HandoverPort } from './Handover.js';
+import { encodeBytes, encodeError, Op, type HandoverPort } from './Handover.js';
 import type { ThreadBufferPool } from './ThreadBufferPool.js';
+import { deserializeError, SpillwayError, type SerializedError } from '../../errors/Errors.js';
 
 /**
  * A task thread's handle on a partition that lives in the network thread: filled
@@ -39,6 +40,16 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     this.port.add([Op.BROADCAST, this.index, this.pool.handedOver(buffer), size, compressed ? 1 : 0]);
   }
 
+  addEvent(event: Uint8Array, subpartition: number): void {
+    if (this.failure !== null) throw this.failure;
+    this.port.add([Op.EVENT_OUT, this.index, subpartition, ...encodeBytes(event)]);
+  }
+
+  addPriorityEvent(event: Uint8Array): void {
+    if (this.failure !== null) throw this.failure;
+    this.port.add([Op.PRIORITY_EVENT, this.index, ...encodeBytes(event)]);
+  }
+
   private check(buffer: NetworkBuffer): void {
     if (this.failure === null) return;
     buffer.recycle();
@@ -62,18 +73,18 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     if (this.failure !== null) return;
     this.failure = cause;
     this.pool.release(cause);
-    this.port.add([Op.RELEASE, this.index, ...encodeString(cause.message)]);
+    this.port.add([Op.RELEASE, this.index, ...encodeError(cause, 'SPW_ERR_PARTITION_RELEASED')]);
   }
 
   /** The network thread answered FINISH. */
-  finished(error: string | null): void {
-    this.pool.release(new Error(`partition ${this.id} is finished`));
-    this.onFinished?.(error === null ? null : new Error(error));
+  finished(error: SerializedError | null): void {
+    this.pool.release(new SpillwayError('SPW_ERR_PARTITION_RELEASED', `partition ${this.id} is finished`));
+    this.onFinished?.(error === null ? null : deserializeError(error));
   }
 
   /** The partition failed there, for example because its consumer is gone: a writer waiting for a buffer learns it too. */
-  failed(message: string): void {
-    this.failure ??= new Error(message);
+  failed(error: SerializedError): void {
+    this.failure ??= deserializeError(error);
     this.pool.release(this.failure);
   }
 }

@@ -1,6 +1,7 @@
 import { PeerConnection } from './PeerConnection.js';
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
 import { OPEN, type TransportSecurity } from './TransportSecurity.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 export interface ConnectionManagerOptions {
   /** A connection no channel has used for this long is closed. */
@@ -51,7 +52,7 @@ export class ConnectionManager {
 
   /** The connection to a TaskManager, opened on first use. */
   connection(remote: RemoteAddress): PeerConnection {
-    if (this.closed) throw new Error('the connection manager is closed');
+    if (this.closed) throw new SpillwayError('SPW_ERR_CONNECTION_LOST', 'the connection manager is closed');
     const key = formatAddress(remote);
     let peer = this.peers.get(key);
     if (peer === undefined) {

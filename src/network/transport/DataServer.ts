@@ -5,6 +5,8 @@ import type { ConnectionListener } from './ConnectionManager.js';
 import { AUTH_DEADLINE_MS } from './Protocol.js';
 import { ServerConnection } from './ServerConnection.js';
 import { OPEN, TLS_MIN_VERSION, type TransportSecurity } from './TransportSecurity.js';
+import { DEFAULT_HOST } from '../../ServerOptions.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 export interface DataServerOptions {
   /** Interface to bind; 127.0.0.1 unless told otherwise. */
@@ -39,7 +41,7 @@ export class DataServer {
     private readonly partitions: ResultPartitionManager,
     options: DataServerOptions = {},
   ) {
-    this.host = options.host ?? '127.0.0.1';
+    this.host = options.host ?? DEFAULT_HOST;
     this.port = options.port ?? 0;
     this.log = options.log ?? defaultLog;
     this.onConnection = options.onConnection ?? (() => {});
@@ -76,7 +78,7 @@ export class DataServer {
 
   /** Stops accepting and closes every connection, releasing the requests they serve. */
   close(): Promise<void> {
-    for (const connection of this.connections) connection.close(new Error('the data server is shutting down'));
+    for (const connection of this.connections) connection.close(new SpillwayError('SPW_ERR_CONNECTION_LOST', 'the data server is shutting down'));
     if (!this.server.listening) return Promise.resolve();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }

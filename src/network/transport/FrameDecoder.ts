@@ -15,6 +15,7 @@ import {
   ProtocolError,
   WireDataType,
 } from './Protocol.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Every frame but BufferResponse, decoded. */
 export type ControlFrame =
@@ -176,7 +177,7 @@ export class FrameDecoder {
     this.remaining = size;
     this.targetOffset = 0;
     const target = this.handler.onBufferHeader(header);
-    if (target !== null && target.length < size) throw new Error(`payload target of ${target.length} bytes for ${size}`);
+    if (target !== null && target.length < size) throw new SpillwayError('SPW_ERR_INTERNAL', `payload target of ${target.length} bytes for ${size}`);
     this.target = target;
     if (size === 0) this.endPayload();
   }
@@ -233,7 +234,7 @@ function decodeControlFrame(type: number, bytes: Buffer, at: number, bodyBytes: 
       return { type, receiverId: bytes.readUInt32BE(at), credit: bytes.readUInt32BE(at + 4) };
     case FrameType.ERROR_RESPONSE: {
       const kind = bytes[at + 4];
-      if (kind !== ErrorKind.FAILURE && kind !== ErrorKind.PARTITION_NOT_FOUND) throw new ProtocolError(`unknown error kind ${kind}`);
+      if (kind !== ErrorKind.FAILURE && kind !== ErrorKind.PARTITION_NOT_FOUND && kind !== ErrorKind.PARTITION_RELEASED) throw new ProtocolError(`unknown error kind ${kind}`);
       return { type, receiverId: bytes.readUInt32BE(at), kind, message: bytes.toString('utf8', at + 5, at + bodyBytes) };
     }
     case FrameType.CANCEL_PARTITION_REQUEST:

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { encodeAuthFrame } from './FrameEncoder.js';
 import { AUTH_NONCE_BYTES, AUTH_PROOF_BYTES, FrameType, MAGIC, PROTOCOL_VERSION, ProtocolError } from './Protocol.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * The mutual challenge-response that opens every data connection (PROTOCOL.md,
@@ -24,10 +25,9 @@ export const enum HandshakeState {
 }
 
 /** The peer failed to prove it holds the cluster's key: its connection is refused. */
-export class AuthenticationError extends Error {
-  readonly code = 'SPW_ERR_DATA_AUTH';
+export class AuthenticationError extends SpillwayError {
   constructor(message: string) {
-    super(message);
+    super('SPW_ERR_DATA_AUTH', message);
     this.name = 'AuthenticationError';
   }
 }

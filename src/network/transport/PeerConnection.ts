@@ -8,6 +8,7 @@ import { ADD_CREDIT_BYTES, AUTH_DEADLINE_MS, BUFFER_HEADER_BYTES, CONNECTION_WID
 import { formatAddress, type RemoteAddress } from './RemoteAddress.js';
 import { networkCounters } from '../NetworkCounters.js';
 import { TLS_MIN_VERSION, type TransportSecurity } from './TransportSecurity.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * Socket reads land in one reused buffer: every byte is parsed or copied out before
@@ -76,18 +77,18 @@ export class PeerConnection implements FrameHandler {
     this.handshake = new ClientHandshake(security.key);
     this.socket.write(Buffer.concat([encodeHandshake(), this.handshake.start()]));
     this.authDeadline = setTimeout(
-      () => this.fail(new Error(`TaskManager ${this.name} did not authenticate within ${AUTH_DEADLINE_MS} ms`)),
+      () => this.fail(new SpillwayError('SPW_ERR_CONNECTION_LOST', `TaskManager ${this.name} did not authenticate within ${AUTH_DEADLINE_MS} ms`)),
       AUTH_DEADLINE_MS,
     );
     this.authDeadline.unref();
-    this.socket.on('error', (error) => this.fail(new Error(`connection to TaskManager ${this.name} failed: ${error.message}`)));
+    this.socket.on('error', (error) => this.fail(new SpillwayError('SPW_ERR_CONNECTION_LOST', `connection to TaskManager ${this.name} failed: ${error.message}`)));
     this.socket.on('end', () => {
       const how = this.decoder.isMidFrame ? 'inside a frame (truncated)' : 'by the peer';
-      this.fail(new Error(`connection to TaskManager ${this.name} was closed ${how}`));
+      this.fail(new SpillwayError('SPW_ERR_CONNECTION_LOST', `connection to TaskManager ${this.name} was closed ${how}`));
     });
     this.whenClosed = new Promise((resolve) =>
       this.socket.on('close', () => {
-        this.fail(new Error(`connection to TaskManager ${this.name} was lost`));
+        this.fail(new SpillwayError('SPW_ERR_CONNECTION_LOST', `connection to TaskManager ${this.name} was lost`));
         resolve();
       }),
     );
@@ -96,7 +97,7 @@ export class PeerConnection implements FrameHandler {
 
   /** Adds a receiver; its id names it in every frame of its request. */
   register(receiver: PartitionReceiver): number {
-    if (this.closed) throw new Error(`connection to TaskManager ${this.name} is closed`);
+    if (this.closed) throw new SpillwayError('SPW_ERR_CONNECTION_LOST', `connection to TaskManager ${this.name} is closed`);
     let id = this.nextReceiverId;
     while (this.receivers.has(id)) id = (id + 1) % CONNECTION_WIDE;
     this.nextReceiverId = (id + 1) % CONNECTION_WIDE;
@@ -140,7 +141,7 @@ export class PeerConnection implements FrameHandler {
   /** Says goodbye (CloseRequest) and closes; requests still open fail. */
   close(): Promise<void> {
     if (!this.closed) {
-      this.closeWith(new Error(`connection to TaskManager ${this.name} was closed locally`));
+      this.closeWith(new SpillwayError('SPW_ERR_CONNECTION_LOST', `connection to TaskManager ${this.name} was closed locally`));
       // Before authentication the server takes nothing but handshake frames.
       if (this.pending === null) this.socket.end(encodeCloseRequest());
       else this.socket.end();
@@ -157,7 +158,7 @@ export class PeerConnection implements FrameHandler {
     if (frame.type === FrameType.AUTH_PROOF) return this.authenticated(frame.value);
     if (frame.type !== FrameType.ERROR_RESPONSE) throw new ProtocolError(`unexpected frame type ${frame.type} from a server`);
     if (frame.receiverId === CONNECTION_WIDE) {
-      this.fail(new Error(`TaskManager ${this.name} closed the connection: ${frame.message}`));
+      this.fail(new SpillwayError('SPW_ERR_CONNECTION_LOST', `TaskManager ${this.name} closed the connection: ${frame.message}`));
       return;
     }
     this.receivers.get(frame.receiverId)?.onErrorResponse(frame.kind, frame.message);
@@ -203,7 +204,7 @@ export class PeerConnection implements FrameHandler {
       this.decoder.push(this.readBuffer, 0, bytes);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const failure = new Error(`${error instanceof ProtocolError ? 'protocol error' : 'error'} on the connection to TaskManager ${this.name}: ${message}`);
+      const failure = new SpillwayError('SPW_ERR_CONNECTION_LOST', `${error instanceof ProtocolError ? 'protocol error' : 'error'} on the connection to TaskManager ${this.name}: ${message}`);
       this.log(failure.message);
       this.fail(failure);
     }

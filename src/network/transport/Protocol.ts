@@ -1,4 +1,5 @@
 import { MAX_SEGMENT_SIZE } from '../buffer/NetworkBufferPool.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** "SPWY": the first four bytes each peer sends, so that a stray client is recognised at once. */
 export const MAGIC = 0x5350_5759;
@@ -47,6 +48,8 @@ export const enum ErrorKind {
   FAILURE = 0,
   /** The partition is not registered (yet): the receiver may retry. */
   PARTITION_NOT_FOUND = 1,
+  /** The partition was released (its producer failed or its job ended): the receiver fails with SPW_ERR_PARTITION_RELEASED. */
+  PARTITION_RELEASED = 2,
 }
 
 /** The receiver id of an ErrorResponse about the whole connection. */
@@ -102,9 +105,9 @@ export const CLIENT_AUTH_FRAMES: readonly FrameType[] = [FrameType.AUTH_NONCE, F
 export const SERVER_AUTH_FRAMES: readonly FrameType[] = [FrameType.AUTH_NONCE, FrameType.AUTH_PROOF, FrameType.ERROR_RESPONSE];
 
 /** The peer broke the protocol: the connection is closed, only its channels fail. */
-export class ProtocolError extends Error {
+export class ProtocolError extends SpillwayError {
   constructor(message: string) {
-    super(message);
+    super('SPW_ERR_CORRUPT_FRAME', message);
     this.name = 'ProtocolError';
   }
 }

@@ -1,7 +1,8 @@
 import type net from 'node:net';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
-import { EventType } from '../serialization/Events.js';
+import { isEndOfPartition } from '../serialization/Events.js';
+import { PartitionReleasedError } from '../partition/ResultSubpartition.js';
 import { PartitionNotFoundError, type ResultPartitionManager } from '../partition/ResultPartitionManager.js';
 import { FrameDecoder, type BufferHeader, type ControlFrame, type FrameHandler } from './FrameDecoder.js';
 import { encodeErrorResponse, encodeHandshake, writeBufferResponseHeader } from './FrameEncoder.js';
@@ -18,6 +19,7 @@ import {
 } from './Protocol.js';
 import { SubpartitionReader } from './SubpartitionReader.js';
 import { networkCounters } from '../NetworkCounters.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Buffers and bytes one flush puts into one writev at most. */
 const MAX_BATCH_BUFFERS = 64;
@@ -131,7 +133,7 @@ export class ServerConnection implements FrameHandler {
     try {
       this.decoder.push(chunk);
     } catch (error) {
-      this.refuse(error instanceof Error ? error : new Error(String(error)));
+      this.refuse(error instanceof Error ? error : new SpillwayError('SPW_ERR_INTERNAL', String(error)));
     }
   }
 
@@ -235,7 +237,7 @@ export class ServerConnection implements FrameHandler {
     } catch (error) {
       this.releaseReader(reader.receiverId);
       const message = error instanceof Error ? error.message : String(error);
-      write(encodeErrorResponse(reader.receiverId, ErrorKind.FAILURE, message));
+      write(encodeErrorResponse(reader.receiverId, error instanceof PartitionReleasedError ? ErrorKind.PARTITION_RELEASED : ErrorKind.FAILURE, message));
       return null;
     }
   }
@@ -260,10 +262,6 @@ export class ServerConnection implements FrameHandler {
     this.releaseReaders();
     this.onClosed(this);
   }
-}
-
-function isEndOfPartition(buffer: NetworkBuffer): boolean {
-  return buffer.isEvent && buffer.size > 0 && buffer.segment[0] === EventType.END_OF_PARTITION;
 }
 
 /** Write callbacks fire once the bytes are with the kernel, or with an error when the socket died: either way the memory is free. */

@@ -1,6 +1,7 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
 import { networkCounters } from '../NetworkCounters.js';
+import { addOvertaken } from '../serialization/Events.js';
 
 /**
  * The server side of one partition request: a subpartition view and the credit
@@ -44,12 +45,18 @@ export class SubpartitionReader {
 
   /** True if a poll may give a buffer to send now. */
   get isSendable(): boolean {
-    if (this.next !== null) return this.next.isEvent || this.credit > 0;
+    if (this.next !== null) return this.next.isEvent || this.credit > 0 || this.view?.priorityAhead === true;
     return this.mayHaveData && this.view !== null;
   }
 
   /** The next buffer to send now, or null. Throws if the subpartition failed. */
   pollSendable(): NetworkBuffer | null {
+    // An unaligned barrier goes ahead of a buffer held for credit too, which it then counts as overtaken.
+    if (this.next !== null && !this.next.isEvent && this.credit === 0 && this.view?.priorityAhead === true) {
+      const barrier = this.view.pollNext()!;
+      addOvertaken(barrier, 1);
+      return barrier;
+    }
     let buffer = this.next;
     if (buffer === null) {
       buffer = this.view === null ? null : this.view.pollNext();

@@ -1,4 +1,5 @@
 import { stableHash } from './StableHash.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Picks the channel (subpartition) of each record; a broadcast selector sends every record to all. */
 export interface ChannelSelector<T> {
@@ -17,7 +18,7 @@ export class ForwardSelector<T> implements ChannelSelector<T> {
   readonly isBroadcast = false;
 
   setup(numberOfChannels: number): void {
-    if (numberOfChannels !== 1) throw new Error(`forward needs exactly 1 channel, not ${numberOfChannels}`);
+    if (numberOfChannels !== 1) throw new SpillwayError('SPW_ERR_INTERNAL', `forward needs exactly 1 channel, not ${numberOfChannels}`);
   }
 
   selectChannel(): number {
@@ -109,14 +110,14 @@ export class RangeSelector<T> implements ChannelSelector<T> {
     private readonly compare: KeyComparator = naturalOrder,
   ) {
     for (let i = 1; i < boundaries.length; i++) {
-      if (compare(boundaries[i - 1], boundaries[i]) > 0) throw new Error('range boundaries are not sorted');
+      if (compare(boundaries[i - 1], boundaries[i]) > 0) throw new SpillwayError('SPW_ERR_INVALID_JOB', 'range boundaries are not sorted');
     }
   }
 
   setup(numberOfChannels: number): void {
     checkChannels(numberOfChannels);
     if (this.boundaries.length !== numberOfChannels - 1) {
-      throw new Error(`${numberOfChannels} channels need ${numberOfChannels - 1} boundaries, not ${this.boundaries.length}`);
+      throw new SpillwayError('SPW_ERR_INVALID_JOB', `${numberOfChannels} channels need ${numberOfChannels - 1} boundaries, not ${this.boundaries.length}`);
     }
   }
 
@@ -142,7 +143,7 @@ export class BroadcastSelector<T> implements ChannelSelector<T> {
   }
 
   selectChannel(): number {
-    throw new Error('a broadcast selector selects all channels');
+    throw new SpillwayError('SPW_ERR_INTERNAL', 'a broadcast selector selects all channels');
   }
 }
 

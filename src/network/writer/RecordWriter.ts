@@ -2,6 +2,7 @@ import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultPartitionWriter } from '../partition/ResultPartitionWriter.js';
 import { RecordSerializer } from '../serialization/RecordSerializer.js';
 import type { ChannelSelector } from './ChannelSelector.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /** Flush partly filled buffers this often, in ms; 0 after every record; -1 only when full. */
 export const DEFAULT_BUFFER_TIMEOUT = 100;
@@ -49,6 +50,11 @@ export class RecordWriter<T> {
     this.timer?.unref();
   }
 
+  /** How many channels (subpartitions) it writes. */
+  get channels(): number {
+    return this.partition.numSubpartitions;
+  }
+
   emit(record: T): void | Promise<void> {
     if (this.busy !== null) return this.busy.then(() => this.emit(record));
     if (this.failure !== null) throw this.failure;
@@ -59,6 +65,46 @@ export class RecordWriter<T> {
     serializer.add(record);
     if (!serializer.isFull(this.free(channel)) && !this.flushAlways) return;
     return this.attempt(() => this.write(channel));
+  }
+
+  /**
+   * Emits a record with its event timestamp, which travels just before it in its batch
+   * (an edge of event time: its reader takes the two together).
+   */
+  emitTimestamped(record: T, timestamp: number): void | Promise<void> {
+    if (this.busy !== null) return this.busy.then(() => this.emitTimestamped(record, timestamp));
+    if (this.failure !== null) throw this.failure;
+    this.recordsOut++;
+    const channel = this.selector.isBroadcast ? 0 : this.selector.selectChannel(record);
+    const serializer = this.serializers[channel];
+    serializer.add(timestamp);
+    serializer.add(record);
+    if (!serializer.isFull(this.free(channel)) && !this.flushAlways) return;
+    return this.attempt(() => this.write(channel));
+  }
+
+  /**
+   * Sends an event (Events.ts: its bytes) on channel `channel`, or on every channel for
+   * -1, behind every record emitted before it: what is batched or partly filled goes
+   * first. Resolves once it is handed over.
+   */
+  emitEvent(event: Uint8Array, channel = -1): void | Promise<void> {
+    if (this.closed) return;
+    const waiting = this.flushAll();
+    if (waiting) return waiting.then(() => this.partition.addEvent(event, channel));
+    this.partition.addEvent(event, channel);
+  }
+
+  /**
+   * Sends an unaligned checkpoint barrier: what is batched or partly filled is handed to
+   * the subpartitions first (it belongs before the barrier), then the barrier goes ahead
+   * of all they queued, each copy counting what it overtook.
+   */
+  emitPriorityEvent(event: Uint8Array): void | Promise<void> {
+    if (this.closed) return;
+    const waiting = this.flushAll();
+    if (waiting) return waiting.then(() => this.partition.addPriorityEvent(event));
+    this.partition.addPriorityEvent(event);
   }
 
   /** Packs every channel's batch and hands every partly filled buffer to its subpartition. */
@@ -206,7 +252,7 @@ export class RecordWriter<T> {
     this.backPressuredMs += performance.now() - start;
     if (this.aborted) {
       buffer.recycle();
-      throw new Error(`record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);
+      throw new SpillwayError('SPW_ERR_TASK_CANCELED', `record writer of partition ${this.partition.id} was aborted while waiting for a buffer`);
     }
     this.current[channel] = buffer;
   }

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Packr } from 'msgpackr';
-import type { Operator } from '../../job/JobDefinition.js';
 import { collectGarbage } from './HeapCollector.js';
 import { SpillWriter } from './SpillFile.js';
+import { SpillwayError } from '../../errors/Errors.js';
+import type { OperatorMemory } from './OperatorMemory.js';
 
-/** A TaskManager's managed memory when `--managed-memory` is not given; divided among its slots. */
-export const DEFAULT_MANAGED_MEMORY = 256 * 1024 * 1024;
+export type { OperatorMemory } from './OperatorMemory.js';
 
 /** What a task thread gets with its deployment: its slot's share of managed memory and a spill folder of its own. */
 export interface ManagedMemorySpec {
@@ -35,19 +35,15 @@ const COLLECT_FRACTION = 4;
  */
 const MIN_COLLECT_BYTES = 8 << 20;
 
-/** Operators that hold data until their input ends, and so take a share of managed memory. */
-export function holdsData(op: Operator): boolean {
-  return 'sortBy' in op || 'reduceByKey' in op || 'combineByKey' in op || 'join' in op || 'sumWordCounts' in op;
-}
 
 /**
  * A task's share of its slot's managed memory, for the operators that hold data
- * (sort, keyed aggregation, word counts, hash join), as Flink's managed memory. Each such operator
+ * (sort, keyed aggregation and folds, hash join), as Flink's managed memory. Each such operator
  * of the job gets an equal share of the slot (`operatorBudget`), counts what it holds as
  * serialized bytes, and spills to the task's spill folder past it. The folder is made
  * on the first spill and removed by release().
  */
-export class ManagedMemory {
+export class ManagedMemory implements OperatorMemory {
   private files = 0;
   private made = false;
   /** Bytes written to spill files so far. */
@@ -72,14 +68,15 @@ export class ManagedMemory {
   }
 
   /**
-   * The memory of a task of a job whose stages run `operators`. A slot runs a subtask of
-   * every stage of its job, so every operator of the job that holds data shares the
-   * slot's budget, whichever task it is in (Flink divides a slot's managed memory among
-   * the operators of its slot-sharing group): a task with a slot to itself would let a
+   * The memory of a task of a job whose stages run `holders` operators that hold data
+   * (dataHolders, src/runtime/operators/Operators.ts). A slot runs a subtask of every
+   * stage of its job, so every operator of the job that holds data shares the slot's
+   * budget, whichever task it is in (Flink divides a slot's managed memory among the
+   * operators of its slot-sharing group): a task with a slot to itself would let a
    * reduceByKey and a sortBy of two stages each take all of it.
    */
-  static of(spec: ManagedMemorySpec, operators: readonly Operator[]): ManagedMemory {
-    return new ManagedMemory(spec.bytes, spec.spillDir, operators.filter(holdsData).length);
+  static of(spec: ManagedMemorySpec, holders: number): ManagedMemory {
+    return new ManagedMemory(spec.bytes, spec.spillDir, holders);
   }
 
   /** The budget of each operator that holds data, bytes. */
@@ -103,7 +100,7 @@ export class ManagedMemory {
   }
 
   private newSpillPath(kind: string): string {
-    if (this.spillDir === null) throw new Error(`a ${kind} spilled without a spill folder: give its chain a ManagedMemory with one`);
+    if (this.spillDir === null) throw new SpillwayError('SPW_ERR_INTERNAL', `a ${kind} spilled without a spill folder: give its chain a ManagedMemory with one`);
     if (!this.made) fs.mkdirSync(this.spillDir, { recursive: true });
     this.made = true;
     return path.join(this.spillDir, `${kind}-${String(this.files++).padStart(5, '0')}.spill`);
@@ -129,7 +126,7 @@ export class ManagedMemory {
 
   /** Where an operator that emits much stops if its task was canceled. */
   readonly checkpoint = (): void => {
-    if (this.canceled) throw new Error('the task was canceled');
+    if (this.canceled) throw new SpillwayError('SPW_ERR_TASK_CANCELED', 'the task was canceled');
   };
 
   /** Removes the spill folder and everything in it; safe to call more than once. */

@@ -1,5 +1,5 @@
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
-export type RecordSink = (record: unknown) => void | Promise<void>;
+export type RecordSink<T = unknown> = (record: T) => void | Promise<void>;
 
 /** An operator that emits much at once yields to the event loop this often, so that cancels and flush timers get through. */
 const YIELD_EVERY = 16_384;
@@ -14,7 +14,7 @@ export async function pause(checkpoint: () => void): Promise<void> {
  * Passes every record to `emit`, waiting where it has to and yielding now and then;
  * `checkpoint` runs after each yield and throws to stop (a canceled task).
  */
-export async function emitEach(records: Iterable<unknown>, emit: RecordSink, checkpoint: () => void = () => {}): Promise<void> {
+export async function emitEach<T>(records: Iterable<T>, emit: RecordSink<T>, checkpoint: () => void = () => {}): Promise<void> {
   let count = 0;
   for (const record of records) {
     const waiting = emit(record);

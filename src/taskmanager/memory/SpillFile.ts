@@ -3,6 +3,8 @@ import { crc32 } from 'node:zlib';
 import { Packr, Unpackr } from 'msgpackr';
 import { copyBytes } from '../../network/buffer/Bytes.js';
 import { flatSize, packFlat } from './FlatRecords.js';
+import { SpillwayError } from '../../errors/Errors.js';
+import type { SpillFile, SpillOutput } from './OperatorMemory.js';
 
 // A spill file is a sequence of blocks; each block's payload is one msgpack array of records:
 // +------------+-----------+-----------------------------------------------------+
@@ -26,13 +28,13 @@ export type SpillErrorCode =
   /** A block does not check out: bad length, checksum, record count, or a short file. */
   | 'SPW_ERR_SPILL_CORRUPT';
 
-export class SpillError extends Error {
+export class SpillError extends SpillwayError {
   constructor(
-    readonly code: SpillErrorCode,
+    override readonly code: SpillErrorCode,
     message: string,
-    options?: ErrorOptions,
+    options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(code, message, options);
     this.name = 'SpillError';
   }
 }
@@ -47,12 +49,7 @@ export function recordUnpackr(): Unpackr {
   return new Unpackr({ copyBuffers: true });
 }
 
-/** A finished spill file: where it is and what it holds. */
-export interface SpillFile {
-  path: string;
-  records: number;
-  bytes: number;
-}
+export type { SpillFile } from './OperatorMemory.js';
 
 /** How a SpillWriter writes, and whom it tells. */
 export interface SpillWriterOptions {
@@ -70,7 +67,7 @@ export interface SpillWriterOptions {
  * synchronous: a spill runs in its task's thread, which has nothing else to do meanwhile.
  * close() returns the file; abort() removes it; either closes the descriptor, once.
  */
-export class SpillWriter {
+export class SpillWriter implements SpillOutput {
   private fd: number | null;
   private block: Buffer;
   private position = HEADER_BYTES + ARRAY_HEADER_BYTES;
@@ -131,7 +128,7 @@ export class SpillWriter {
 
   private end(): void {
     const fd = this.fd;
-    if (fd === null) throw new Error(`spill file ${this.path} was closed already`);
+    if (fd === null) throw new SpillwayError('SPW_ERR_INTERNAL', `spill file ${this.path} was closed already`);
     this.fd = null;
     fs.closeSync(fd);
     this.options.ended?.(this);
@@ -146,7 +143,7 @@ export class SpillWriter {
     block.writeUInt32BE(payload, 0);
     block.writeUInt32BE(crc32(block.subarray(HEADER_BYTES, this.position)), 4);
     const fd = this.fd;
-    if (fd === null) throw new Error(`spill file ${this.path} was closed already`);
+    if (fd === null) throw new SpillwayError('SPW_ERR_INTERNAL', `spill file ${this.path} was closed already`);
     let written = 0;
     while (written < this.position) written += fs.writeSync(fd, block, written, this.position - written);
     this.records += this.count;

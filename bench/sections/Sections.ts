@@ -1,0 +1,9 @@
+import type { BenchSection } from './Section.js';
+
+/** Every section `--only` can run, by name; a section is loaded only when it runs. */
+export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
+  checkpoints: async () => (await import('./Checkpoints.js')).CHECKPOINTS,
+  connectors: async () => (await import('./Connectors.js')).CONNECTORS,
+  nexmark: async () => (await import('./Nexmark.js')).NEXMARK,
+  'redis-pg': async () => (await import('./RedisPostgres.js')).REDIS_POSTGRES,
+};

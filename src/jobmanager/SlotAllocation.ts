@@ -1,0 +1,46 @@
+import { ExecutionGraph } from './ExecutionGraph.js';
+import type { Job } from './Job.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+
+/**
+ * Plans a queued job on the live TaskManagers and takes its slots if they are all
+ * free; returns its graph, or null while slots are short. Throws what planning
+ * throws (a job that cannot run: SPW_ERR_INVALID_JOB and the like).
+ */
+export function allocateSlots(job: Job, registry: TaskManagerRegistry): ExecutionGraph | null {
+  const taskManagers = registry.available();
+  if (taskManagers.length === 0) return null;
+  const graph = new ExecutionGraph(job.id, job.definition, job.parallelism, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout);
+  for (const [id, slots] of graph.slots) if (registry.get(id)!.freeSlots < slots) return null;
+  for (const [id, slots] of graph.slots) registry.get(id)!.freeSlots -= slots;
+  return graph;
+}
+
+/** Gives each slot of the job on a gone TaskManager a free slot on a live one; returns how many it could not. */
+export function relocateSlots(graph: ExecutionGraph, registry: TaskManagerRegistry): number {
+  let missing = 0;
+  graph.slotOwners.forEach((owner, slot) => {
+    if (registry.get(owner)) return;
+    const target = registry.available().find((tm) => tm.freeSlots > 0);
+    if (!target) {
+      missing++;
+      return;
+    }
+    target.freeSlots--;
+    graph.moveSlot(slot, target.id);
+  });
+  return missing;
+}
+
+/** Gives an ended job's slots back to the TaskManagers still registered. */
+export function releaseSlots(graph: ExecutionGraph, registry: TaskManagerRegistry): void {
+  for (const [id, slots] of graph.slots) {
+    const tm = registry.get(id);
+    if (tm) tm.freeSlots += slots;
+  }
+}
+
+/** Free slots on the TaskManagers where tasks may go. */
+export function freeSlots(taskManagers: TaskManagerInfo[]): number {
+  return taskManagers.reduce((sum, tm) => sum + tm.freeSlots, 0);
+}

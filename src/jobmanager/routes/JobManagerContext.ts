@@ -1,0 +1,29 @@
+import type { JobRecord } from '../JobStore.js';
+import type { JobHistory } from '../JobHistory.js';
+import type { JobManagerMetrics } from '../JobManagerMetrics.js';
+import type { JobSubmitter } from '../JobSubmitter.js';
+import type { Modules } from '../Modules.js';
+import type { Scheduler } from '../Scheduler.js';
+import type { TaskManagerRegistry } from '../TaskManagerRegistry.js';
+
+/**
+ * What the JobManager's route plugins serve from. The parts made once the data dir is
+ * known (history, scheduler, modules, submitter) are functions, called when a request
+ * comes: none comes before they are made.
+ */
+export interface JobManagerContext {
+  /** This JobManager process: TaskManagers that registered with an earlier one must register again. */
+  readonly session: string;
+  readonly registry: TaskManagerRegistry;
+  readonly metrics: JobManagerMetrics;
+  history(): JobHistory;
+  scheduler(): Scheduler;
+  modules(): Modules;
+  submitter(): JobSubmitter;
+  /** The largest module upload, bytes. */
+  readonly maxModuleBytes: number;
+  /** A live job as it stands, or a kept one as it ended; SPW_ERR_JOB_NOT_FOUND otherwise. */
+  job(id: string): JobRecord;
+  /** Every job answered for, by number; live ones as they stand. */
+  jobs(): JobRecord[];
+}

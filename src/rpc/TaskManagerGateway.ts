@@ -1,0 +1,67 @@
+import type { Barrier } from '../network/serialization/Events.js';
+import { TASKMANAGER_ROUTES as TM, type Registration, type TaskManagerStatus } from './ControlPlane.js';
+import { callRoute } from './HttpClient.js';
+import type { PartitionLocation, TaskDeploymentDescriptor } from './TaskDeployment.js';
+
+const NONE = {};
+
+/**
+ * One TaskManager as the JobManager calls it: one method a control message (the
+ * routes of TASKMANAGER_ROUTES). Each rejects with an HttpError when the TaskManager
+ * refuses (with its code), or with undici's error when it cannot be reached: the
+ * JobManager then checks it (TaskManagerRegistry.suspect).
+ */
+export class TaskManagerGateway {
+  /** The TaskManager's base URL. */
+  readonly url: string;
+
+  constructor(taskManager: Pick<Registration, 'host' | 'httpPort' | 'https'>) {
+    this.url = taskManagerUrl(taskManager);
+  }
+
+  /** Deploys a task attempt; resolves once accepted, before it runs. */
+  async deployTask(descriptor: TaskDeploymentDescriptor): Promise<void> {
+    await callRoute(this.url, TM.deployTask, { params: NONE, body: descriptor });
+  }
+
+  /** Tells the task attempt `executionId` where a partition it reads is. */
+  async updatePartition(executionId: string, partitionId: string, location: PartitionLocation): Promise<void> {
+    await callRoute(this.url, TM.updatePartition, { params: { executionId }, body: { partitionId, location } });
+  }
+
+  /** Triggers a checkpoint at the source task attempt `executionId`. */
+  async triggerCheckpoint(executionId: string, barrier: Barrier): Promise<void> {
+    await callRoute(this.url, TM.triggerCheckpoint, { params: { executionId }, body: barrier });
+  }
+
+  /** Tells every task of a job here that checkpoint `id` completed (its sinks commit) or was aborted. */
+  async notifyCheckpoint(jobId: string, id: number, completed: boolean): Promise<void> {
+    await callRoute(this.url, TM.notifyCheckpoint, { params: { jobId, id: String(id) }, body: { completed } });
+  }
+
+  /** Cancels one task attempt; resolves once it has ended. */
+  async cancelTask(executionId: string): Promise<void> {
+    await callRoute(this.url, TM.cancelTask, { params: { executionId }, body: {} });
+  }
+
+  /** Cancels every task of a job; resolves once they have ended. */
+  async cancelJob(jobId: string): Promise<void> {
+    await callRoute(this.url, TM.cancelJob, { params: { jobId }, body: {} });
+  }
+
+  /** Releases the listed partitions of a job, or every one of them without a list. */
+  async releasePartitions(jobId: string, partitions?: string[]): Promise<void> {
+    await callRoute(this.url, TM.releasePartitions, { params: { jobId }, body: partitions ? { partitions } : {} });
+  }
+
+  /** What the TaskManager holds now; rejects past `timeoutMs`. */
+  status(timeoutMs?: number): Promise<TaskManagerStatus> {
+    return callRoute(this.url, TM.status, { params: NONE }, { timeoutMs });
+  }
+}
+
+/** The base URL of a TaskManager's REST API; an IPv6 address goes in brackets. */
+export function taskManagerUrl(tm: Pick<Registration, 'host' | 'httpPort' | 'https'>): string {
+  const host = tm.host.includes(':') ? `[${tm.host}]` : tm.host;
+  return `${tm.https ? 'https' : 'http'}://${host}:${tm.httpPort}`;
+}

@@ -1,0 +1,34 @@
+import type { KeyFn, OperatorOf } from '../../job/JobDefinition.js';
+import { SpillingAggregator } from '../../taskmanager/memory/SpillingAggregator.js';
+import { holding } from '../Chain.js';
+import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+
+type Pair = [unknown, unknown];
+const pairKey: KeyFn = (r) => (r as Pair)[0];
+
+/**
+ * `{ kind: 'combineByKey', combineByKey: { key, create, merge, mergeCombiners } }`
+ * (Spark's): each producer folds its records into a combiner per key (map-side) and
+ * ships [key, combiner] routed by key; this operator merges the combiners of a key.
+ * So it must be first in a stage of one hash-partitioned input.
+ */
+export const COMBINE_BY_KEY: OperatorSpec<OperatorOf<'combineByKey'>> = {
+  kind: 'combineByKey',
+  holdsData: true,
+  endsOnly: true,
+  placement: { first: { inputs: 1, partitioning: 'hash' } },
+  validate: ({ combineByKey: spec }) =>
+    firstProblem(
+      ...(['key', 'create', 'merge', 'mergeCombiners'] as const).map((field) => notAFunction(`combineByKey.${field}`, spec?.[field])),
+    ),
+  compile: (op, { push: next, end: endNext }, { memory }) => {
+    const merge = op.combineByKey.mergeCombiners;
+    const mergePairs = (a: unknown, b: unknown): Pair => [(a as Pair)[0], merge((a as Pair)[1], (b as Pair)[1])];
+    return holding(new SpillingAggregator(pairKey, mergePairs, memory.operatorBudget, memory), next, endNext);
+  },
+  mapSideCombiner: (op) => {
+    const { key, create, merge } = op.combineByKey;
+    return { key, create, merge, toRecord: (k, c) => [k, c] };
+  },
+  routing: () => ({ type: 'hash', key: pairKey }),
+};

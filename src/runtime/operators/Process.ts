@@ -1,0 +1,28 @@
+import type { OperatorOf } from '../../job/JobDefinition.js';
+import { KeyedProcessor } from '../KeyedProcessor.js';
+import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+
+/**
+ * `{ kind: 'process', process: { key, fn } }`: a keyed process function (Flink's
+ * KeyedProcessFunction) with value, list and map state per key and event- and
+ * processing-time timers; first in a stage whose one input is hash-partitioned by the key.
+ */
+export const PROCESS: OperatorSpec<OperatorOf<'process'>> = {
+  kind: 'process',
+  holdsData: true,
+  placement: { first: { inputs: 1, partitioning: 'hash' } },
+  validate: ({ process: spec }) =>
+    firstProblem(
+      notAFunction('process.key', spec?.key),
+      notAFunction('processElement', spec?.fn?.processElement),
+      spec?.fn?.onTimer === undefined ? undefined : notAFunction('onTimer', spec.fn.onTimer),
+    ),
+  compile: ({ process: { key, fn } }, next, context) => {
+    const processor = new KeyedProcessor([key], [fn.processElement.bind(fn)], fn.onTimer?.bind(fn), next, context);
+    return {
+      push: (record) => processor.push(0, record),
+      end: () => processor.end(),
+      watermark: (watermark, origin) => processor.watermark(watermark, origin),
+    };
+  },
+};

@@ -1,0 +1,14 @@
+import type { OperatorOf } from '../../job/JobDefinition.js';
+import { ExternalSorter } from '../../taskmanager/memory/ExternalSorter.js';
+import { holding } from '../Chain.js';
+import { notAFunction, type OperatorSpec } from './OperatorSpec.js';
+
+/** `{ kind: 'sortBy', sortBy: { key } }`: the task's records sorted by key at the end of its input, an external merge sort past its budget. */
+export const SORT_BY: OperatorSpec<OperatorOf<'sortBy'>> = {
+  kind: 'sortBy',
+  holdsData: true,
+  endsOnly: true,
+  placement: 'anywhere',
+  validate: (op) => notAFunction('sortBy.key', op.sortBy?.key),
+  compile: (op, { push: next, end: endNext }, { memory }) => holding(new ExternalSorter(op.sortBy.key, memory.operatorBudget, memory), next, endNext),
+};

@@ -1,0 +1,50 @@
+import type { OperatorOf } from '../../job/JobDefinition.js';
+import type { Step } from '../Chain.js';
+import { assignerProblem } from '../windows/WindowAssigner.js';
+import { WindowOperator, type WindowContents } from '../windows/WindowOperator.js';
+import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import type { WindowAggregate } from './ProcessFunction.js';
+
+/**
+ * `{ kind: 'window', window: { key, assigner, aggregate, allowedLateness, global } }`:
+ * keyed event-time windows folded incrementally, `{ key, start, end, value }` per key and
+ * window (`{ start, end, value }` for a global one, windowAll). First in a stage whose
+ * one input is hash-partitioned by the key (a global window's stage has one task).
+ */
+export const WINDOW: OperatorSpec<OperatorOf<'window'>> = {
+  kind: 'window',
+  holdsData: true,
+  placement: { first: { inputs: 1, partitioning: 'hash' } },
+  validate: ({ window: spec }) =>
+    firstProblem(
+      notAFunction('window.key', spec?.key),
+      assignerProblem(spec?.assigner),
+      ...(['create', 'add', 'merge', 'result'] as const).map((f) => notAFunction(`aggregate.${f}`, spec?.aggregate?.[f])),
+      latenessProblem(spec?.allowedLateness),
+    ),
+  compile: ({ window: spec }, next, context): Step => {
+    const window = new WindowOperator(spec.assigner, aggregating(spec.aggregate, spec.global === true), [spec.key], spec.allowedLateness ?? 0, next, context);
+    return {
+      push: (record) => window.push(0, record),
+      end: () => window.end(),
+      watermark: (watermark, origin) => window.watermark(watermark, origin),
+    };
+  },
+};
+
+/** A window's contents as an incremental aggregate: one result a window. */
+function aggregating(aggregate: WindowAggregate, global: boolean): WindowContents<unknown> {
+  return {
+    create: () => aggregate.create(),
+    add: (acc, record) => aggregate.add(acc, record),
+    merge: (a, b) => aggregate.merge(a, b),
+    fire: global
+      ? (_key, start, end, acc, emit) => emit({ start, end, value: aggregate.result(acc) })
+      : (key, start, end, acc, emit) => emit({ key, start, end, value: aggregate.result(acc) }),
+    addedBytes: () => 0,
+  };
+}
+
+export function latenessProblem(lateness: unknown): string | undefined {
+  return lateness === undefined || (typeof lateness === 'number' && lateness >= 0) ? undefined : `needs allowedLateness of 0 or more ms, not ${JSON.stringify(lateness)}`;
+}

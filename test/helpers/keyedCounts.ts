@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { callJson } from '../../src/rpc/HttpClient.js';
+import type { JobDetails } from './failover.js';
+import { sleep } from './jobs.js';
+
+/** A job module's statement (with `fs` and `line` in scope): with params.failOnce (a file path), the first line "boom" fails its task once, and the job restarts. */
+export const FAIL_ONCE = `if (line === 'boom' && params.failOnce !== undefined && !fs.existsSync(params.failOnce)) {
+        fs.writeFileSync(params.failOnce, '');
+        throw new Error('boom');
+      }`;
+
+/** A job module's process function (source text): a running count per key, `[key, count]` for each record. */
+export const RUNNING_COUNT = `{
+      processElement(key, ctx, emit) {
+        const count = ctx.state.value('count');
+        const n = (count.get() ?? 0) + 1;
+        count.set(n);
+        emit([key, n]);
+      },
+    }`;
+
+/**
+ * A job module over a monitored folder of `key,seq` lines: a keyed count (state per key)
+ * that emits `[key, count]` for each record, collected (written as text into
+ * `params.output` if given). `extra` adds operators to the counting stage and `stage`
+ * names it: a changed topology for the same savepoint.
+ */
+export function countingModule({ extra = '', stage = 'count' }: { extra?: string; stage?: string } = {}): string {
+  return `import fs from 'node:fs';
+import { JobBuilder } from 'spillway';
+export default (params) => {
+  const job = new JobBuilder('keyed-counts');
+  const counted = job
+    .readText(params.input, { monitor: 20 })
+    .map((line) => {
+      ${FAIL_ONCE}
+      return line.split(',')[0];
+    })
+    .keyBy((key) => key)
+    .process(${RUNNING_COUNT})${extra}
+    .name(${JSON.stringify(stage)});
+  if (params.output === undefined) counted.collect();
+  else counted.writeText(params.output);
+  return job.build();
+};
+`;
+}
+
+/** Deterministic `key,seq` lines over `keys` keys: `count` of them from `first`. */
+export function lines(first: number, count: number, keys: number): string[] {
+  return Array.from({ length: count }, (_, i) => `k${((first + i) * 7919) % keys},${first + i}`);
+}
+
+/** Writes a file into a watched folder as a writer should: under a hidden name, then renamed. */
+export function drop(folder: string, name: string, content: readonly string[]): void {
+  const hidden = path.join(folder, `.${name}`);
+  fs.writeFileSync(hidden, content.join('\n') + '\n');
+  fs.renameSync(hidden, path.join(folder, name));
+}
+
+/** Per key, how many lines name it. */
+export function keyCounts(content: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of content) {
+    const key = line.split(',')[0];
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** What a keyed count emits for `added` records after it had counted `before`: every key's counts from before+1 to before+added, once each. */
+export function expectedRows(before: ReadonlyMap<string, number>, added: ReadonlyMap<string, number>): [string, number][] {
+  const rows: [string, number][] = [];
+  for (const [key, n] of added) for (let c = (before.get(key) ?? 0) + 1; c <= (before.get(key) ?? 0) + n; c++) rows.push([key, c]);
+  return sortRows(rows);
+}
+
+export function sortRows(rows: [string, number][]): [string, number][] {
+  return [...rows].sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1));
+}
+
+export function add(into: Map<string, number>, more: ReadonlyMap<string, number>): void {
+  for (const [key, n] of more) into.set(key, (into.get(key) ?? 0) + n);
+}
+
+/** Records the tasks of `stage` have taken in, as their last heartbeats report. */
+export async function recordsIn(url: string, id: string, stage: string): Promise<number> {
+  const job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+  return job.tasks.filter((t) => t.stage === stage).reduce((sum, t) => sum + t.counters.recordsIn, 0);
+}
+
+export async function waitRecordsIn(url: string, id: string, stage: string, count: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let seen = await recordsIn(url, id, stage);
+  while (seen < count) {
+    if (Date.now() > deadline) throw new Error(`job ${id}: ${seen} of ${count} records into ${stage} after ${timeoutMs} ms`);
+    await sleep(50);
+    seen = await recordsIn(url, id, stage);
+  }
+  expect(seen, `${stage} took in more records than it was given`).toBe(count);
+}
+
+export interface SavepointStatus {
+  id: number;
+  status: string;
+  path?: string;
+  failure?: string;
+}
+
+/** Takes a savepoint into `directory` (`stop`: and stops the job) and waits for it; its status. */
+export async function savepoint(url: string, id: string, directory: string, stop: boolean): Promise<SavepointStatus> {
+  const asked = await callJson<{ id: number; location: string }>('POST', `${url}/jobs/${id}/${stop ? 'stop' : 'savepoints'}`, { directory });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const status = await callJson<SavepointStatus>('GET', `${url}${asked.location}`);
+    if (status.status !== 'IN_PROGRESS') return status;
+    if (Date.now() > deadline) throw new Error(`savepoint ${asked.id} of ${id} still in progress after 30 s`);
+    await sleep(25);
+  }
+}

@@ -1,0 +1,210 @@
+import { describe, expect, test } from 'vitest';
+import { DataType, unpooledBuffer, type NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
+import { InputGate } from '../../src/network/consumer/InputGate.js';
+import { PipelinedSubpartition } from '../../src/network/partition/PipelinedSubpartition.js';
+import type { ResultSubpartitionView } from '../../src/network/partition/ResultSubpartition.js';
+import { eventBuffer, eventOf, EventType, type Barrier } from '../../src/network/serialization/Events.js';
+import { ThreadInputChannel } from '../../src/network/thread/ThreadInputChannel.js';
+import { BarrierHandler, type ChannelState } from '../../src/runtime/checkpoint/BarrierHandler.js';
+import { seededRandom } from '../../src/job/Corpus.js';
+
+/** A data buffer holding record ids (their bytes stand for the serialized records). */
+function data(ids: number[]): NetworkBuffer {
+  return unpooledBuffer(Buffer.from(JSON.stringify(ids)), DataType.DATA);
+}
+
+function idsOf(buffer: NetworkBuffer): number[] {
+  return JSON.parse(buffer.segment.subarray(0, buffer.size).toString()) as number[];
+}
+
+function barrier(id: number, unaligned: boolean): NetworkBuffer {
+  return eventBuffer({ type: EventType.CHECKPOINT_BARRIER, id, timestamp: 0, unaligned, savepoint: false, stop: false, overtaken: 0 });
+}
+
+/**
+ * One input of `channels` channels, each a producer's subpartition, the network's hop
+ * (the view's buffers delivered to a task thread's channel) and the task's gate.
+ */
+function plane(channels: number) {
+  const gate = new InputGate();
+  const threadChannels = Array.from({ length: channels }, (_, c) => new ThreadInputChannel(c, { partitionId: `p${c}`, subpartition: 0 }, gate, () => undefined, () => undefined));
+  gate.setChannels(threadChannels);
+  const subpartitions = threadChannels.map((_, c) => new PipelinedSubpartition(0, `p${c}`));
+  const views: ResultSubpartitionView[] = subpartitions.map((s) => s.createReadView(() => undefined));
+  /** Moves the next buffer of channel c across the network, if one is queued at the producer. */
+  const hop = (c: number): boolean => {
+    const buffer = views[c].pollNext();
+    if (buffer === null) return false;
+    threadChannels[c].deliver(buffer);
+    return true;
+  };
+  return { gate, subpartitions, hop };
+}
+
+describe('unaligned barriers overtake queued buffers', () => {
+  test('a barrier put ahead in a subpartition counts the data buffers it went ahead of, not the events', () => {
+    const sub = new PipelinedSubpartition(0, 'p');
+    const view = sub.createReadView(() => undefined);
+    sub.add(data([1]));
+    sub.add(eventBuffer({ type: EventType.WATERMARK, timestamp: 5, origin: 0 }));
+    sub.add(data([2]));
+    sub.addPriority(barrier(1, true));
+    const first = view.pollNext()!;
+    const event = eventOf(first);
+    expect(event.type === EventType.CHECKPOINT_BARRIER && event.overtaken).toBe(2);
+    expect(idsOf(view.pollNext()!)).toEqual([1]);
+  });
+
+  test('a channel that got a barrier while empty still gives the buffers that came behind it', () => {
+    const gate = new InputGate();
+    const channel = new ThreadInputChannel(0, { partitionId: 'p', subpartition: 0 }, gate, () => undefined, () => undefined);
+    gate.setChannels([channel]);
+    channel.deliver(barrier(1, true));
+    channel.deliver(data([1]));
+    channel.deliver(data([2]));
+    const polled: (number[] | 'barrier')[] = [];
+    for (let buffer = gate.pollNextAny(); buffer !== null; buffer = gate.pollNextAny()) polled.push(buffer.isEvent ? 'barrier' : idsOf(buffer));
+    expect(polled).toEqual(['barrier', [1], [2]]);
+  });
+});
+
+/**
+ * A random run of one checkpoint over an input: each channel's producer writes buffers
+ * of numbered records and, at a random point, the barrier (ahead of its queue when
+ * unaligned); buffers cross the network and are read by the task in random turns.
+ * Returns what the task had processed when it took its snapshot, what it stored with
+ * the checkpoint, and everything that belonged before the barriers.
+ */
+async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutMs?: number) {
+  const random = seededRandom(seed);
+  const channels = 1 + Math.floor(random() * 4);
+  const { gate, subpartitions, hop } = plane(channels);
+  let next = 0;
+  const written = subpartitions.map(() => 0);
+  const plan = subpartitions.map(() => {
+    const buffers = 2 + Math.floor(random() * 8);
+    return { buffers, barrierAt: Math.floor(random() * (buffers + 1)) };
+  });
+  const before = new Set<number>();
+  const barrierSent = subpartitions.map(() => false);
+  const processed: number[] = [];
+  let atSnapshot: Set<number> | null = null;
+  let stored: ChannelState[] | null = null;
+  let storedBytes = 0;
+  let recordedBytes = 0;
+  let declined: string | null = null;
+  const handler = new BarrierHandler(
+    [gate],
+    {
+      snapshot: () => void (atSnapshot = new Set(processed)),
+      channelState: (_, channels, bytes) => {
+        stored = channels;
+        storedBytes = bytes;
+      },
+      decline: (_, reason) => void (declined = reason),
+    },
+    alignmentTimeoutMs,
+    () => undefined,
+  );
+  const produce = (c: number): boolean => {
+    if (!barrierSent[c] && written[c] === plan[c].barrierAt) {
+      barrierSent[c] = true;
+      if (unaligned) subpartitions[c].addPriority(barrier(1, true));
+      else subpartitions[c].add(barrier(1, false));
+      return true;
+    }
+    if (written[c] === plan[c].buffers) return false;
+    const ids = Array.from({ length: 1 + Math.floor(random() * 3) }, () => next++);
+    if (!barrierSent[c]) for (const id of ids) before.add(id);
+    subpartitions[c].add(data(ids));
+    written[c]++;
+    return true;
+  };
+  const consume = async (): Promise<boolean> => {
+    await handler.poll();
+    const buffer = gate.pollNextAny();
+    if (buffer === null) return false;
+    const c = gate.lastChannel;
+    if (buffer.isEvent) {
+      const event = eventOf(buffer);
+      if (event.type === EventType.CHECKPOINT_BARRIER) await handler.onBarrier(0, c, event);
+      return true;
+    }
+    const ids = idsOf(buffer);
+    const recording = handler.recording(0, c);
+    processed.push(...ids);
+    if (recording) {
+      recordedBytes += buffer.size;
+      handler.recorded(0, c, ids, buffer.size);
+    }
+    return true;
+  };
+  for (let idle = 0; idle < 200; ) {
+    const c = Math.floor(random() * channels);
+    const step = random();
+    const moved = step < 0.4 ? produce(c) : step < 0.7 ? hop(c) : await consume();
+    idle = moved ? 0 : idle + 1;
+    if (alignmentTimeoutMs !== undefined && idle === 50) await new Promise((resolve) => setTimeout(resolve, alignmentTimeoutMs + 5));
+  }
+  // Everything still queued is read to the end.
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (let c = 0; c < channels; c++) while (produce(c) || hop(c)) moved = true;
+    while (await consume()) moved = true;
+  }
+  handler.close();
+  return { atSnapshot: atSnapshot as Set<number> | null, stored: stored as ChannelState[] | null, storedBytes, recordedBytes, declined, before, processed };
+}
+
+describe('BarrierHandler: every record that belongs before the barriers is in the snapshot once', () => {
+  test('aligned: the snapshot comes after exactly the records before every barrier', async () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const { atSnapshot, stored, declined, before, processed } = await runCheckpoint(seed, false);
+      expect(declined, `seed ${seed}`).toBeNull();
+      expect(stored, `seed ${seed}: an aligned checkpoint stores no records`).toBeNull();
+      expect([...atSnapshot!].sort((a, b) => a - b), `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
+      expect(new Set(processed).size, `seed ${seed}: nothing read twice`).toBe(processed.length);
+    }
+  });
+
+  test('unaligned: what was processed at the snapshot and what was stored are the records before the barriers, each once', async () => {
+    let overtook = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const { atSnapshot, stored, storedBytes, recordedBytes, declined, before } = await runCheckpoint(seed, true);
+      expect(declined, `seed ${seed}`).toBeNull();
+      const kept = (stored ?? []).flatMap((channel) => channel.records as number[]);
+      overtook += kept.length;
+      expect(storedBytes, `seed ${seed}: the in-flight bytes reported are those of the buffers stored`).toBe(recordedBytes);
+      if (kept.length > 0) expect(storedBytes, `seed ${seed}`).toBeGreaterThan(0);
+      const covered = [...atSnapshot!, ...kept].sort((a, b) => a - b);
+      expect(covered, `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
+    }
+    expect(overtook, 'some runs stored records in flight').toBeGreaterThan(0);
+  });
+
+  test('an aligned checkpoint that waits past its alignment timeout goes unaligned and still covers every record once', async () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const { atSnapshot, stored, declined, before } = await runCheckpoint(seed, false, 1);
+      expect(declined, `seed ${seed}`).toBeNull();
+      const kept = (stored ?? []).flatMap((channel) => channel.records as number[]);
+      expect([...atSnapshot!, ...kept].sort((a, b) => a - b), `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
+    }
+  });
+
+  test('a newer barrier subsumes the checkpoint under way (declined), a cancel declines it, an ended channel needs no barrier', async () => {
+    const { gate } = plane(2);
+    const events: string[] = [];
+    const handler = new BarrierHandler([gate], { snapshot: (b) => void events.push(`snapshot ${b.id}`), channelState: () => undefined, decline: (id) => void events.push(`decline ${id}`) }, undefined, () => undefined);
+    const aligned = (id: number): Barrier => ({ id, timestamp: 0, unaligned: false, savepoint: false, stop: false, overtaken: 0 });
+    await handler.onBarrier(0, 0, aligned(1));
+    await handler.onBarrier(0, 0, aligned(2));
+    await handler.onBarrier(0, 1, aligned(1));
+    await handler.onBarrier(0, 1, aligned(2));
+    await handler.onBarrier(0, 0, aligned(3));
+    handler.onCancel(3);
+    await handler.onBarrier(0, 0, aligned(4));
+    await handler.onEnd(0, 1);
+    handler.close();
+    expect(events).toEqual(['decline 1', 'snapshot 2', 'decline 3', 'snapshot 4']);
+  });
+});
