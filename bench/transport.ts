@@ -119,6 +119,7 @@ class TaskThread {
     this.end = new NetworkEnd(env, this.link.port(this.worker), partitions, gates, role, {
       inputRequested: (g) => openInput(this.end, g),
       partitionFinished: () => {},
+      overtaken: () => {},
     });
     this.link.handler = (entries) => this.end.handle(entries);
     this.result = new Promise((resolve, reject) => {

@@ -6,6 +6,8 @@ import { NEED_MORE, RecordDeserializer } from '../network/serialization/RecordDe
 import type { Mailbox, TaskTime } from './time/Mailbox.js';
 import { WatermarkValve } from './time/WatermarkValve.js';
 import { BarrierHandler, type ChannelState, type CheckpointActions } from './checkpoint/BarrierHandler.js';
+import type { InputInFlight } from './checkpoint/InFlightData.js';
+import { DataType, unpooledBuffer } from '../network/buffer/NetworkBuffer.js';
 
 /** Where a task's input goes: records by input, and the events that travel with them. */
 export interface InputHandler {
@@ -32,6 +34,8 @@ export interface StreamCheckpoints {
   alignmentTimeoutMs?: number;
   /** In-flight records an unaligned checkpoint stored, restoring: read before any new input. */
   replay: readonly ChannelState[];
+  /** The buffers its barriers overtook at this task's channels, restoring: read next, each channel's reader as it was then. */
+  overtaken: readonly InputInFlight[];
 }
 
 /** One input of a task: its gate, and whether each record on it comes with its event timestamp before it. */
@@ -118,13 +122,27 @@ export class StreamInput {
     }
   }
 
-  /** The records an unaligned checkpoint stored for this task's channels, into the chain before anything new. */
+  /**
+   * What an unaligned checkpoint stored for this task's channels, into the chain before
+   * anything new: the records read before their barrier came, then the buffers the
+   * barriers overtook, each channel's reader as it was then. What the producers stored
+   * comes next on each channel, read by the same reader.
+   */
   private async replay(): Promise<void> {
     for (const { input, records } of this.checkpoints?.replay ?? []) {
       const timestamped = this.inputs[input].timestamped;
       for (let i = 0; i < records.length; i += timestamped ? 2 : 1) {
         if (timestamped) this.time.timestamp = records[i] as number;
         const waiting = this.handler.record(input, records[timestamped ? i + 1 : i]);
+        if (waiting) await waiting;
+      }
+    }
+    for (const { input, channel, reader, buffers } of this.checkpoints?.overtaken ?? []) {
+      const deserializer = RecordDeserializer.restored(reader);
+      this.deserializers[input][channel] = deserializer;
+      for (const bytes of buffers) {
+        deserializer.setNextBuffer(unpooledBuffer(Buffer.from(bytes), DataType.DATA));
+        const waiting = this.inputs[input].timestamped ? this.readTimestamped(input, deserializer) : this.read(input, deserializer);
         if (waiting) await waiting;
       }
     }
@@ -207,8 +225,10 @@ export class StreamInput {
         if (ended) return ended.then(() => this.advanced(this.valve.onEnd(c)));
         return this.advanced(this.valve.onEnd(c));
       }
-      case EventType.CHECKPOINT_BARRIER:
-        return this.barriers?.onBarrier(g, channel, event);
+      case EventType.CHECKPOINT_BARRIER: {
+        const overtaken = this.inputs[g].gate.takeOvertaken(channel);
+        return this.barriers?.onBarrier(g, channel, event, overtaken, () => this.deserializers[g][channel].state());
+      }
       case EventType.CANCEL_CHECKPOINT:
         return this.barriers?.onCancel(event.id);
       case EventType.LATENCY_MARKER:

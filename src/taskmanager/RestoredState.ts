@@ -3,6 +3,7 @@ import type { KeyFn } from '../job/JobDefinition.js';
 import { channelForKey, DEFAULT_MAX_PARALLELISM } from '../network/writer/ChannelSelector.js';
 import type { TaskRestore } from '../rpc/TaskDeployment.js';
 import type { ChannelState } from '../runtime/checkpoint/BarrierHandler.js';
+import type { InputInFlight, OutputInFlight } from '../runtime/checkpoint/InFlightData.js';
 import { readSnapshot, type TaskSnapshot } from '../runtime/checkpoint/SnapshotFile.js';
 
 /** What one subtask takes back from a checkpoint. */
@@ -15,6 +16,9 @@ export interface RestoredState {
   pending: [number, unknown][];
   /** In-flight records an unaligned checkpoint stored, this subtask's now. */
   channels: ChannelState[];
+  /** The buffers its barriers overtook at the subtask's inputs, and in its output subpartitions (at the checkpoint's parallelism only). */
+  inputs: InputInFlight[];
+  outputs: OutputInFlight[];
 }
 
 /** How the records of a task's inputs are routed, to share an unaligned checkpoint's in-flight records out anew after a rescale. */
@@ -37,14 +41,18 @@ export function restoredState(restore: TaskRestore, subtask: number, parallelism
   if (restore.parallelism === parallelism) {
     const handle = restore.handles[subtask];
     const snapshots = handle ? [readSnapshot(handle)] : [];
-    return { snapshots, owns: () => true, pending: snapshots[0]?.sink ?? [], channels: snapshots[0]?.channels ?? [] };
+    const own = snapshots[0];
+    return { snapshots, owns: () => true, pending: own?.sink ?? [], channels: own?.channels ?? [], inputs: own?.inputs ?? [], outputs: own?.outputs ?? [] };
   }
   const all = restore.handles.map((handle) => (handle ? readSnapshot(handle) : null));
+  // Buffers are bytes of one channel's stream: they cannot be shared out by key as records can.
+  if (all.some((s) => (s?.outputs?.length ?? 0) > 0 || s?.inputs?.some((i) => i.buffers.length > 0 || i.reader.partial.length > 0)))
+    throw new SpillwayError('SPW_ERR_RESTORE', 'an unaligned checkpoint that stored in-flight buffers restores only at its own parallelism: rescale from a savepoint (always aligned) or an aligned checkpoint');
   const snapshots = all.filter((s): s is TaskSnapshot => s !== null);
   const mine = all.flatMap((s, old) => (s !== null && old % parallelism === subtask ? [s] : []));
   const pending = mine.flatMap((s) => s.sink ?? []).sort((a, b) => a[0] - b[0]);
   const channels = snapshots.flatMap((s) => s.channels ?? []).flatMap((state) => rerouted(state, subtask, parallelism, routing, maxParallelism, all.indexOf(snapshotOf(snapshots, state))));
-  return { snapshots, owns, pending, channels };
+  return { snapshots, owns, pending, channels, inputs: [], outputs: [] };
 }
 
 function snapshotOf(snapshots: TaskSnapshot[], state: ChannelState): TaskSnapshot {

@@ -215,6 +215,7 @@ export class Task {
       operator.restore(snapshots, restored.owns);
     }
     await this.checkpoints?.commitRestored();
+    await this.output!.restoreInFlight(restored.outputs);
   }
 
   /** A control message of a checkpoint for this task, run as its mail (between records). */
@@ -385,7 +386,7 @@ export class Task {
       status: (idle) => output.status(idle),
       latencyMarker: (origin) => output.latencyMarker(origin),
     };
-    const checkpoints = this.checkpoints === null ? undefined : { actions: this.checkpoints, alignmentTimeoutMs: this.descriptor.checkpoints?.alignmentTimeout, replay: restored?.channels ?? [] };
+    const checkpoints = this.checkpoints === null ? undefined : { actions: this.checkpoints, alignmentTimeoutMs: this.descriptor.checkpoints?.alignmentTimeout, replay: restored?.channels ?? [], overtaken: restored?.inputs ?? [] };
     this.input = new StreamInput(inputs, handler, this.stream.time, this.stream.mailbox, checkpoints);
     await this.input.run();
   }

@@ -2,6 +2,7 @@ import type { SinkWriter } from '../connectors/SinkSpec.js';
 import { serializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
 import type { Barrier } from '../network/serialization/Events.js';
 import type { BarrierTiming, ChannelState, CheckpointActions } from '../runtime/checkpoint/BarrierHandler.js';
+import { inFlightSize, type InputInFlight } from '../runtime/checkpoint/InFlightData.js';
 import type { OperatorSnapshot } from '../runtime/checkpoint/OperatorState.js';
 import { checkpointFolder, writeSnapshot, type TaskSnapshot } from '../runtime/checkpoint/SnapshotFile.js';
 import type { StreamContext } from '../runtime/StreamContext.js';
@@ -34,7 +35,7 @@ interface Taken {
 export class TaskCheckpoints implements CheckpointActions {
   /** A source's trigger waiting for the reader's next resumable point, and when it came. */
   private triggered: { barrier: Barrier; startDelayMs: number } | null = null;
-  /** Snapshots taken whose unaligned in-flight records are not all in yet. */
+  /** Snapshots taken whose unaligned in-flight data at the inputs is not all in yet. */
   private readonly awaitingChannels = new Map<number, Taken>();
   /** A sink's prepared transactions not known to be committed, by checkpoint, oldest first. */
   private readonly pending: [number, unknown][];
@@ -89,12 +90,13 @@ export class TaskCheckpoints implements CheckpointActions {
     return this.take(barrier, undefined, timing);
   }
 
-  channelState(id: number, channels: ChannelState[], bytes: number): void {
+  channelState(id: number, channels: ChannelState[], inputs: InputInFlight[], bytes: number): void {
     const taken = this.awaitingChannels.get(id);
     if (taken === undefined) return;
     this.awaitingChannels.delete(id);
-    taken.snapshot.channels = channels;
-    this.write(taken, bytes);
+    if (channels.length > 0) taken.snapshot.channels = channels;
+    if (inputs.length > 0) taken.snapshot.inputs = inputs;
+    this.write(taken, bytes + inFlightSize(taken.snapshot.outputs ?? []));
   }
 
   decline(id: number, reason: string): void {
@@ -139,8 +141,8 @@ export class TaskCheckpoints implements CheckpointActions {
 
   /**
    * The snapshot, between records: every stateful operator's state and the sink's new
-   * transaction, then the barrier on to the outputs (ahead of what they queued, unaligned);
-   * its write goes on while the task does.
+   * transaction, then the barrier on to the outputs (ahead of what they queued, unaligned,
+   * whose copies join the snapshot); its write goes on while the task does.
    */
   private async take(barrier: Barrier, sourcePosition: unknown, timing: BarrierTiming): Promise<void> {
     const operators: Record<string, OperatorSnapshot> = {};
@@ -148,18 +150,19 @@ export class TaskCheckpoints implements CheckpointActions {
     const sink = this.sink();
     if (sink?.prepareCommit) this.pending.push([barrier.id, await sink.prepareCommit(barrier.id)]);
     const snapshot: TaskSnapshot = { checkpointId: barrier.id, stage: this.stage, subtask: this.subtask, parallelism: this.parallelism, operators, source: sourcePosition, sink: [...this.pending] };
-    await this.output().barrier(barrier);
+    const outputs = await this.output().barrier(barrier);
+    if (outputs.length > 0) snapshot.outputs = outputs;
     if (barrier.stop) this.stopAt(barrier.id);
     const taken: Taken = { snapshot, barrier, timing };
-    // An unaligned checkpoint of a task with inputs is written once its in-flight records are in.
+    // An unaligned checkpoint of a task with inputs is written once every input's barrier came.
     if (barrier.unaligned && sourcePosition === undefined && this.hasInputs) this.awaitingChannels.set(barrier.id, taken);
-    else this.write(taken, 0);
+    else this.write(taken, inFlightSize(outputs));
   }
 
-  /** Whether the task reads inputs (not a source): only then does it store in-flight records. */
+  /** Whether the task reads inputs (not a source): only then does it store in-flight data at its inputs. */
   hasInputs = false;
 
-  /** Writes a snapshot taken, whose in-flight records (unaligned) came in buffers of `inFlightBytes`, and acknowledges it. */
+  /** Writes a snapshot taken, whose in-flight data (unaligned) came in buffers of `inFlightBytes`, and acknowledges it. */
   private write(taken: Taken, inFlightBytes: number): void {
     const { snapshot, barrier, timing } = taken;
     const { alignmentMs, startDelayMs } = timing;

@@ -82,6 +82,7 @@ export class TaskHost {
         partitionFinished: (p) => {
           if (!this.partitions[p].type.isPipelined) listener.partitionReady(this.partitions[p].id);
         },
+        overtaken: (partition, buffers) => this.post({ type: 'overtaken', partition, buffers }),
       });
     } catch (error) {
       this.releasePartitions(error as Error);

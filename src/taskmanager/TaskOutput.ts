@@ -18,6 +18,7 @@ import { combining, type Chain, type Emit } from '../runtime/Chain.js';
 import { edgePlan } from '../runtime/EdgePlan.js';
 import type { StreamContext } from '../runtime/StreamContext.js';
 import { LatencySamples } from '../runtime/time/LatencySamples.js';
+import type { OutputInFlight } from '../runtime/checkpoint/InFlightData.js';
 
 /** A task's output partition, as the task holds it: written, and released if the task fails. */
 export type OutputPartition = ResultPartitionWriter & { release(cause: Error): void };
@@ -28,8 +29,10 @@ export interface TaskOutput extends Chain {
   status(idle: boolean): void | Promise<void>;
   /** A latency marker made by a source at `origin` passes on (to one channel of each edge), or ends here at a sink. */
   latencyMarker(origin: number): void | Promise<void>;
-  /** A checkpoint barrier on to every channel: behind what was emitted, or (unaligned) ahead of what is queued. */
-  barrier(barrier: Barrier): void | Promise<void>;
+  /** A checkpoint barrier on to every channel: behind what was emitted, or (unaligned) ahead of what is queued, whose copies it gives. */
+  barrier(barrier: Barrier): Promise<OutputInFlight[]>;
+  /** Restoring: what an unaligned checkpoint's barrier overtook in each subpartition goes out again, ahead of anything new. */
+  restoreInFlight(outputs: readonly OutputInFlight[]): Promise<void>;
   /** The task failed or was canceled: what is batched or written is dropped. */
   abort(): void;
 }
@@ -90,10 +93,22 @@ export class EdgeOutput implements TaskOutput {
     return this.everyChannel(encodeEvent({ type: EventType.STREAM_STATUS, idle }));
   }
 
-  barrier(barrier: Barrier): void | Promise<void> {
-    const event = encodeEvent({ type: EventType.CHECKPOINT_BARRIER, ...barrier, overtaken: 0 });
-    if (!barrier.unaligned) return this.everyChannel(event);
-    return sequence(this.writers.map((writer) => () => writer.emitPriorityEvent(event)));
+  async barrier(barrier: Barrier): Promise<OutputInFlight[]> {
+    const event = encodeEvent({ type: EventType.CHECKPOINT_BARRIER, ...barrier });
+    if (!barrier.unaligned) {
+      await this.everyChannel(event);
+      return [];
+    }
+    const overtaken: OutputInFlight[] = [];
+    for (const [partition, writer] of this.writers.entries()) {
+      const bySubpartition = await writer.emitPriorityEvent(event);
+      bySubpartition.forEach((buffers, subpartition) => buffers.length > 0 && overtaken.push({ partition, subpartition, buffers }));
+    }
+    return overtaken;
+  }
+
+  async restoreInFlight(outputs: readonly OutputInFlight[]): Promise<void> {
+    for (const { partition, subpartition, buffers } of outputs) await this.writers[partition].emitBytes(subpartition, buffers);
   }
 
   latencyMarker(origin: number): void | Promise<void> {
@@ -158,7 +173,14 @@ export class SinkOutput implements TaskOutput {
   status(): void {}
 
   /** A sink's part in a checkpoint is its transaction (TaskCheckpoints): the barrier ends here. */
-  barrier(): void {}
+  barrier(): Promise<OutputInFlight[]> {
+    return Promise.resolve([]);
+  }
+
+  /** A sink has no output channels. */
+  restoreInFlight(): Promise<void> {
+    return Promise.resolve();
+  }
 
   /** The sink's writer, for its part in checkpoints. */
   get sinkWriter(): SinkWriter {

@@ -55,6 +55,7 @@ port.on('message', (message: unknown) => {
   const control = message as ToTaskThread;
   if (control.type === 'run') void run(control.descriptor, control.memory);
   else if (control.type === 'cancel') cancel();
+  else if (control.type === 'overtaken') running?.end.partition(control.partition).overtaken(control.buffers);
   else if (control.type === 'checkpoint') {
     // A trigger may come while the job's code still loads: it waits for the task.
     if (running?.task) running.task.onCheckpoint(control.message);

@@ -19,6 +19,8 @@ export interface TaskThreadData {
 export type ToTaskThread =
   | { type: 'run'; descriptor: TaskDeploymentDescriptor; memory: ManagedMemorySpec }
   | { type: 'cancel' }
+  /** Copies of what an unaligned barrier overtook in output partition `partition`, by subpartition: the answer to its PRIORITY_EVENT. */
+  | { type: 'overtaken'; partition: number; buffers: Uint8Array[][] }
   /** A checkpoint's trigger (at a source), completion or abort, for the task's mail. */
   | { type: 'checkpoint'; message: CheckpointMessage }
   /** The answer to `collect`: null once the records are delivered, or why they could not be. */

@@ -204,7 +204,7 @@ export function startLocalJob(job: JobDefinition, options: LocalJobOptions): Loc
     checkpoint: async (id, { unaligned = false, stop = false } = {}) => {
       const taken = new Promise<Map<string, CheckpointAck>>((resolve, reject) => acks.set(id, { acks: new Map(), resolve, reject }));
       const snapshots = new Map([...assigners].map(([stage, assigner]) => [stage, assigner.snapshotAndHold(width(stages.find((s) => s.name === stage)!))]));
-      const barrier = { id, timestamp: Date.now(), unaligned, savepoint: stop, stop, overtaken: 0 };
+      const barrier = { id, timestamp: Date.now(), unaligned, savepoint: stop, stop };
       for (const task of sources) task.onCheckpoint({ type: 'trigger', barrier });
       // As the coordinator's timeout: a trigger that reached a source before it ran is lost, and its checkpoint aborted.
       let timer: NodeJS.Timeout | undefined;

@@ -7,6 +7,8 @@ import { eventBuffer, eventOf, EventType, type Barrier } from '../../src/network
 import { ThreadInputChannel } from '../../src/network/thread/ThreadInputChannel.js';
 import { BarrierHandler, type ChannelState } from '../../src/runtime/checkpoint/BarrierHandler.js';
 import { seededRandom } from '../../src/job/Corpus.js';
+import type { ReaderState } from '../../src/network/serialization/RecordDeserializer.js';
+import type { InputInFlight } from '../../src/runtime/checkpoint/InFlightData.js';
 
 /** A data buffer holding record ids (their bytes stand for the serialized records). */
 function data(ids: number[]): NetworkBuffer {
@@ -18,7 +20,13 @@ function idsOf(buffer: NetworkBuffer): number[] {
 }
 
 function barrier(id: number, unaligned: boolean): NetworkBuffer {
-  return eventBuffer({ type: EventType.CHECKPOINT_BARRIER, id, timestamp: 0, unaligned, savepoint: false, stop: false, overtaken: 0 });
+  return eventBuffer({ type: EventType.CHECKPOINT_BARRIER, id, timestamp: 0, unaligned, savepoint: false, stop: false });
+}
+
+const NO_READER = (): ReaderState => ({ structures: [], partial: new Uint8Array() });
+
+function idsIn(copies: readonly Uint8Array[]): number[] {
+  return copies.flatMap((bytes) => JSON.parse(Buffer.from(bytes).toString()) as number[]);
 }
 
 /**
@@ -42,17 +50,30 @@ function plane(channels: number) {
 }
 
 describe('unaligned barriers overtake queued buffers', () => {
-  test('a barrier put ahead in a subpartition counts the data buffers it went ahead of, not the events', () => {
+  test('a barrier put ahead in a subpartition gives copies of the data buffers it went ahead of, not the events, and they still follow it', () => {
     const sub = new PipelinedSubpartition(0, 'p');
     const view = sub.createReadView(() => undefined);
     sub.add(data([1]));
     sub.add(eventBuffer({ type: EventType.WATERMARK, timestamp: 5, origin: 0 }));
     sub.add(data([2]));
-    sub.addPriority(barrier(1, true));
-    const first = view.pollNext()!;
-    const event = eventOf(first);
-    expect(event.type === EventType.CHECKPOINT_BARRIER && event.overtaken).toBe(2);
+    const copies = sub.addPriority(barrier(1, true));
+    expect(idsIn(copies)).toEqual([1, 2]);
+    expect(eventOf(view.pollNext()!).type).toBe(EventType.CHECKPOINT_BARRIER);
     expect(idsOf(view.pollNext()!)).toEqual([1]);
+  });
+
+  test('a barrier put ahead at a consumer channel keeps copies of the data buffers queued there, given once', () => {
+    const gate = new InputGate();
+    const channel = new ThreadInputChannel(0, { partitionId: 'p', subpartition: 0 }, gate, () => undefined, () => undefined);
+    gate.setChannels([channel]);
+    channel.deliver(data([1]));
+    channel.deliver(data([2]));
+    channel.deliver(barrier(1, true));
+    channel.deliver(data([3]));
+    expect(gate.pollNextAny()!.isEvent).toBe(true);
+    expect(idsIn(gate.takeOvertaken(0))).toEqual([1, 2]);
+    expect(gate.takeOvertaken(0)).toEqual([]);
+    expect([idsOf(gate.pollNextAny()!), idsOf(gate.pollNextAny()!), idsOf(gate.pollNextAny()!)]).toEqual([[1], [2], [3]]);
   });
 
   test('a channel that got a barrier while empty still gives the buffers that came behind it', () => {
@@ -75,9 +96,11 @@ describe('unaligned barriers overtake queued buffers', () => {
  * Returns what the task had processed when it took its snapshot, what it stored with
  * the checkpoint, and everything that belonged before the barriers.
  */
-async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutMs?: number) {
+async function runCheckpoint(seed: number, mode: 'aligned' | 'unaligned' | 'mixed', alignmentTimeoutMs?: number) {
   const random = seededRandom(seed);
   const channels = 1 + Math.floor(random() * 4);
+  // Mixed: some producers went unaligned (their alignment timed out), the others not.
+  const unalignedAt = Array.from({ length: channels }, () => mode === 'unaligned' || (mode === 'mixed' && random() < 0.5));
   const { gate, subpartitions, hop } = plane(channels);
   let next = 0;
   const written = subpartitions.map(() => 0);
@@ -90,6 +113,8 @@ async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutM
   const processed: number[] = [];
   let atSnapshot: Set<number> | null = null;
   let stored: ChannelState[] | null = null;
+  let inputs: InputInFlight[] = [];
+  const outputs: Uint8Array[] = [];
   let storedBytes = 0;
   let recordedBytes = 0;
   let declined: string | null = null;
@@ -97,8 +122,9 @@ async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutM
     [gate],
     {
       snapshot: () => void (atSnapshot = new Set(processed)),
-      channelState: (_, channels, bytes) => {
+      channelState: (_, channels, overtaken, bytes) => {
         stored = channels;
+        inputs = overtaken;
         storedBytes = bytes;
       },
       decline: (_, reason) => void (declined = reason),
@@ -109,7 +135,7 @@ async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutM
   const produce = (c: number): boolean => {
     if (!barrierSent[c] && written[c] === plan[c].barrierAt) {
       barrierSent[c] = true;
-      if (unaligned) subpartitions[c].addPriority(barrier(1, true));
+      if (unalignedAt[c]) outputs.push(...subpartitions[c].addPriority(barrier(1, true)));
       else subpartitions[c].add(barrier(1, false));
       return true;
     }
@@ -127,7 +153,7 @@ async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutM
     const c = gate.lastChannel;
     if (buffer.isEvent) {
       const event = eventOf(buffer);
-      if (event.type === EventType.CHECKPOINT_BARRIER) await handler.onBarrier(0, c, event);
+      if (event.type === EventType.CHECKPOINT_BARRIER) await handler.onBarrier(0, c, event, gate.takeOvertaken(c), NO_READER);
       return true;
     }
     const ids = idsOf(buffer);
@@ -153,13 +179,15 @@ async function runCheckpoint(seed: number, unaligned: boolean, alignmentTimeoutM
     while (await consume()) moved = true;
   }
   handler.close();
-  return { atSnapshot: atSnapshot as Set<number> | null, stored: stored as ChannelState[] | null, storedBytes, recordedBytes, declined, before, processed };
+  const copied = [...idsIn(inputs.flatMap((i) => i.buffers)), ...idsIn(outputs)];
+  const copiedBytes = inputs.reduce((sum, i) => sum + i.buffers.reduce((n, b) => n + b.length, 0), 0);
+  return { atSnapshot: atSnapshot as Set<number> | null, stored: stored as ChannelState[] | null, copied, storedBytes, recordedBytes: recordedBytes + copiedBytes, declined, before, processed };
 }
 
 describe('BarrierHandler: every record that belongs before the barriers is in the snapshot once', () => {
   test('aligned: the snapshot comes after exactly the records before every barrier', async () => {
     for (let seed = 1; seed <= 200; seed++) {
-      const { atSnapshot, stored, declined, before, processed } = await runCheckpoint(seed, false);
+      const { atSnapshot, stored, declined, before, processed } = await runCheckpoint(seed, 'aligned');
       expect(declined, `seed ${seed}`).toBeNull();
       expect(stored, `seed ${seed}: an aligned checkpoint stores no records`).toBeNull();
       expect([...atSnapshot!].sort((a, b) => a - b), `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
@@ -167,27 +195,26 @@ describe('BarrierHandler: every record that belongs before the barriers is in th
     }
   });
 
-  test('unaligned: what was processed at the snapshot and what was stored are the records before the barriers, each once', async () => {
+  test('unaligned: what was processed at the snapshot, the records stored and the copies of what the barriers overtook (producer and consumer side) are the records before the barriers, each once', async () => {
     let overtook = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const { atSnapshot, stored, storedBytes, recordedBytes, declined, before } = await runCheckpoint(seed, true);
+      const { atSnapshot, stored, copied, storedBytes, recordedBytes, declined, before } = await runCheckpoint(seed, 'unaligned');
       expect(declined, `seed ${seed}`).toBeNull();
       const kept = (stored ?? []).flatMap((channel) => channel.records as number[]);
-      overtook += kept.length;
+      overtook += copied.length;
       expect(storedBytes, `seed ${seed}: the in-flight bytes reported are those of the buffers stored`).toBe(recordedBytes);
-      if (kept.length > 0) expect(storedBytes, `seed ${seed}`).toBeGreaterThan(0);
-      const covered = [...atSnapshot!, ...kept].sort((a, b) => a - b);
+      const covered = [...atSnapshot!, ...kept, ...copied].sort((a, b) => a - b);
       expect(covered, `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
     }
-    expect(overtook, 'some runs stored records in flight').toBeGreaterThan(0);
+    expect(overtook, 'some runs copied buffers a barrier overtook').toBeGreaterThan(0);
   });
 
-  test('an aligned checkpoint that waits past its alignment timeout goes unaligned and still covers every record once', async () => {
-    for (let seed = 1; seed <= 40; seed++) {
-      const { atSnapshot, stored, declined, before } = await runCheckpoint(seed, false, 1);
+  test('an aligned checkpoint that waits past its alignment timeout, or meets an unaligned barrier, goes unaligned and still covers every record once', async () => {
+    for (let seed = 1; seed <= 80; seed++) {
+      const { atSnapshot, stored, copied, declined, before } = seed <= 40 ? await runCheckpoint(seed, 'aligned', 1) : await runCheckpoint(seed, 'mixed');
       expect(declined, `seed ${seed}`).toBeNull();
       const kept = (stored ?? []).flatMap((channel) => channel.records as number[]);
-      expect([...atSnapshot!, ...kept].sort((a, b) => a - b), `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
+      expect([...atSnapshot!, ...kept, ...copied].sort((a, b) => a - b), `seed ${seed}`).toEqual([...before].sort((a, b) => a - b));
     }
   });
 
@@ -195,14 +222,14 @@ describe('BarrierHandler: every record that belongs before the barriers is in th
     const { gate } = plane(2);
     const events: string[] = [];
     const handler = new BarrierHandler([gate], { snapshot: (b) => void events.push(`snapshot ${b.id}`), channelState: () => undefined, decline: (id) => void events.push(`decline ${id}`) }, undefined, () => undefined);
-    const aligned = (id: number): Barrier => ({ id, timestamp: 0, unaligned: false, savepoint: false, stop: false, overtaken: 0 });
-    await handler.onBarrier(0, 0, aligned(1));
-    await handler.onBarrier(0, 0, aligned(2));
-    await handler.onBarrier(0, 1, aligned(1));
-    await handler.onBarrier(0, 1, aligned(2));
-    await handler.onBarrier(0, 0, aligned(3));
+    const aligned = (id: number): Barrier => ({ id, timestamp: 0, unaligned: false, savepoint: false, stop: false });
+    await handler.onBarrier(0, 0, aligned(1), [], NO_READER);
+    await handler.onBarrier(0, 0, aligned(2), [], NO_READER);
+    await handler.onBarrier(0, 1, aligned(1), [], NO_READER);
+    await handler.onBarrier(0, 1, aligned(2), [], NO_READER);
+    await handler.onBarrier(0, 0, aligned(3), [], NO_READER);
     handler.onCancel(3);
-    await handler.onBarrier(0, 0, aligned(4));
+    await handler.onBarrier(0, 0, aligned(4), [], NO_READER);
     await handler.onEnd(0, 1);
     handler.close();
     expect(events).toEqual(['decline 1', 'snapshot 2', 'decline 3', 'snapshot 4']);

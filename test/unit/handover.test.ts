@@ -43,6 +43,7 @@ function join(env: ShuffleEnvironment, outputs: { id: string; type: PartitionTyp
   const network: NetworkEnd = new NetworkEnd(env, networkLink.port(NO_CONTROL), partitions, inputs, 'task', {
     inputRequested: (g) => attach(network, g),
     partitionFinished: (p) => finished.push(p),
+    overtaken: () => undefined,
   });
   networkLink.handler = (entries) => network.handle(entries);
   taskLink.handler = (entries) => taskEnd.handle(entries);

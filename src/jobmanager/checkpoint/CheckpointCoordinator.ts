@@ -211,7 +211,7 @@ export class CheckpointCoordinator {
     const timer = setTimeout(() => this.pending?.id === id && this.abort(this.pending, `it took longer than ${this.options.timeout} ms`, true), this.options.timeout);
     timer.unref();
     this.pending = { id, triggered, savepoint, acks: new Map(), assigners, timer, stats };
-    const barrier: Barrier = { id, timestamp: triggered, unaligned: this.options.mode === 'unaligned' && savepoint === null, savepoint: savepoint !== null, stop: savepoint?.stop ?? false, overtaken: 0 };
+    const barrier: Barrier = { id, timestamp: triggered, unaligned: this.options.mode === 'unaligned' && savepoint === null, savepoint: savepoint !== null, stop: savepoint?.stop ?? false };
     for (const stage of graph.stages) {
       if (!stage.source) continue;
       for (const vertex of graph.verticesOf(stage.name)) {

@@ -24,6 +24,12 @@ export interface InputChannel {
   /** Starts reading; data is announced through the gate. */
   requestSubpartition(): void;
   pollNext(): NetworkBuffer | null;
+  /**
+   * Copies of the data buffers the last unaligned barrier went ahead of here (it was put
+   * at the head of the channel's queue): they stay queued and are read after it; the
+   * copies are stored with the checkpoint. Given once; a channel that tells no barrier apart gives none.
+   */
+  takeOvertaken?(): Buffer[];
   /** Stops reading and frees what the channel holds. */
   release(): void;
 }

@@ -97,6 +97,11 @@ export class InputGate implements ChannelAvailability {
     this.blocked[channel] = true;
   }
 
+  /** Copies of what the last unaligned barrier of channel `channel` overtook in its queue (InputChannel.takeOvertaken). */
+  takeOvertaken(channel: number): Buffer[] {
+    return this.channels[channel].takeOvertaken?.() ?? [];
+  }
+
   /** Lets every held channel be read again, in turn. */
   unblockAll(): void {
     this.blocked.forEach((blocked, index) => {
@@ -162,9 +167,9 @@ export class InputGate implements ChannelAvailability {
     }
   }
 
-  /** Resolves when a channel announces data (or the gate finished). */
+  /** Resolves when a channel announces data (or the gate finished, or was closed: nothing would wake a wait begun after that). */
   waitForData(): Promise<void> {
-    if (this.hasData || this.isFinished) return Promise.resolve();
+    if (this.hasData || this.isFinished || this.closed) return Promise.resolve();
     const start = performance.now();
     return new Promise((resolve) => {
       this.wakeUp = () => {

@@ -68,8 +68,12 @@ export interface PartitionContext {
 export interface PartitionStorage {
   /** Appends a buffer of records to one subpartition. Throws if the data was released. */
   add(buffer: NetworkBuffer, subpartition: number): void;
-  /** Puts an unaligned checkpoint barrier ahead of what one subpartition has queued; a type without it has the barrier appended (it then overtakes nothing). */
-  addPriority?(buffer: NetworkBuffer, subpartition: number): void;
+  /**
+   * Puts an unaligned checkpoint barrier ahead of what one subpartition has queued and
+   * returns copies of the data buffers it overtook; a type without it has the barrier
+   * appended (it then overtakes nothing).
+   */
+  addPriority?(buffer: NetworkBuffer, subpartition: number): Buffer[];
   /** Appends the same buffer to every subpartition (a broadcast); a type may write it once. */
   broadcast(buffer: NetworkBuffer): void;
   /** No more buffers: every subpartition ends. Resolves once all of it is readable (its files written). */

@@ -1,6 +1,7 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
-import { addOvertaken, EventType, eventBuffer, isPriorityEvent } from '../serialization/Events.js';
+import { inFlightCopy } from '../buffer/InFlightCopy.js';
+import { EventType, eventBuffer } from '../serialization/Events.js';
 import {
   PartitionReleasedError,
   type AvailabilityListener,
@@ -44,18 +45,20 @@ export class PipelinedSubpartition implements ResultSubpartition {
   }
 
   /**
-   * Puts an unaligned checkpoint barrier ahead of the buffers queued (FLIP-76): its count
-   * of overtaken buffers grows by the data buffers it went ahead of, which its consumer
-   * stores with the checkpoint as they arrive after it.
+   * Puts an unaligned checkpoint barrier ahead of the buffers queued (FLIP-76); returns
+   * copies of the data buffers it went ahead of, which the producer stores with the
+   * checkpoint as its output channel state. The buffers themselves go on behind it.
    */
-  addPriority(buffer: NetworkBuffer): void {
+  addPriority(buffer: NetworkBuffer): Buffer[] {
     if (this.released !== null || this.finished) {
       buffer.recycle();
-      return;
+      return [];
     }
-    addOvertaken(buffer, this.dataBuffers);
+    const overtaken: Buffer[] = [];
+    for (const queued of this.queue.values()) if (!queued.isEvent) overtaken.push(inFlightCopy(queued));
     this.queue.unshift(buffer);
     this.view?.notify();
+    return overtaken;
   }
 
   finish(): void {
@@ -99,11 +102,6 @@ export class PipelinedSubpartition implements ResultSubpartition {
     return this.dataBuffers;
   }
 
-  get priorityAhead(): boolean {
-    const head = this.queue.peek();
-    return head !== undefined && isPriorityEvent(head);
-  }
-
   get buffersInMemory(): number {
     return this.queue.length;
   }
@@ -137,10 +135,6 @@ class PipelinedView implements ResultSubpartitionView {
 
   get isConsumed(): boolean {
     return this.subpartition.isDrained;
-  }
-
-  get priorityAhead(): boolean {
-    return this.subpartition.priorityAhead;
   }
 
   release(): void {

@@ -134,14 +134,19 @@ export class ResultPartition implements ResultPartitionWriter {
     else for (let s = 0; s < this.numSubpartitions; s++) this.add(unpooledBuffer(bytes, DataType.EVENT), s);
   }
 
-  addPriorityEvent(event: Uint8Array): void {
+  addPriorityEvent(event: Uint8Array): Buffer[][] {
     if (this.released) throw new PartitionReleasedError(`partition ${this.id}`);
     this.notifyFirstBuffer();
+    const overtaken: Buffer[][] = [];
     for (let s = 0; s < this.numSubpartitions; s++) {
       const buffer = unpooledBuffer(Buffer.from(event), DataType.EVENT);
-      if (this.storage.addPriority) this.storage.addPriority(buffer, s);
-      else this.storage.add(buffer, s);
+      if (this.storage.addPriority) overtaken.push(this.storage.addPriority(buffer, s));
+      else {
+        this.storage.add(buffer, s);
+        overtaken.push([]);
+      }
     }
+    return overtaken;
   }
 
   /** Ends every subpartition; resolves when all of it is readable (files written). */

@@ -31,9 +31,10 @@ export interface ResultPartitionWriter {
   addEvent(event: Uint8Array, subpartition: number): void;
   /**
    * Puts an unaligned checkpoint barrier (its bytes) ahead of what every subpartition has
-   * queued, each copy counting the data buffers it overtook (Events.ts). Throws if the partition failed.
+   * queued; gives, by subpartition, copies of the data buffers it overtook (the output
+   * channel state its task stores with the checkpoint). Throws if the partition failed.
    */
-  addPriorityEvent(event: Uint8Array): void;
+  addPriorityEvent(event: Uint8Array): Uint8Array[][] | Promise<Uint8Array[][]>;
   /** Ends every subpartition; resolves once all of it is readable (a blocking partition's files written). */
   finish(): Promise<void>;
   /** The writer found the pool empty: a partition that keeps buffers may free some (spill). */

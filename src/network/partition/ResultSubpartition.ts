@@ -15,8 +15,6 @@ export interface ResultSubpartitionView {
   readonly backlog: number;
   /** True once the end-of-partition event has been polled. */
   readonly isConsumed: boolean;
-  /** Whether the next buffer is an unaligned checkpoint barrier, which goes out without credit and ahead of a buffer held for credit. */
-  readonly priorityAhead?: boolean;
   /** The consumer is gone: drop what it has not read. */
   release(): void;
 }
@@ -26,8 +24,8 @@ export interface ResultSubpartition {
   readonly index: number;
   /** Producer side: appends a buffer whose ownership passes to the subpartition. */
   add(buffer: NetworkBuffer): void;
-  /** Producer side: an unaligned checkpoint barrier, put ahead of what is queued (its count of overtaken buffers updated); a type without it appends it. */
-  addPriority?(buffer: NetworkBuffer): void;
+  /** Producer side: an unaligned checkpoint barrier, put ahead of what is queued; returns copies of the data buffers it overtook. A type without it appends it. */
+  addPriority?(buffer: NetworkBuffer): Buffer[];
   /** Producer side: no more buffers; appends end-of-partition. A promise, if any, resolves once all of it is readable. */
   finish(): void | Promise<void>;
   createReadView(listener: AvailabilityListener): ResultSubpartitionView;

@@ -33,10 +33,11 @@ export class SubpartitionedStorage<S extends ResultSubpartition = ResultSubparti
     this.subpartitions[subpartition].add(buffer);
   }
 
-  addPriority(buffer: NetworkBuffer, subpartition: number): void {
+  addPriority(buffer: NetworkBuffer, subpartition: number): Buffer[] {
     const target = this.subpartitions[subpartition];
-    if (target.addPriority) target.addPriority(buffer);
-    else target.add(buffer);
+    if (target.addPriority) return target.addPriority(buffer);
+    target.add(buffer);
+    return [];
   }
 
   broadcast(buffer: NetworkBuffer): void {

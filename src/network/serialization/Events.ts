@@ -12,7 +12,7 @@ import { SpillwayError } from '../../errors/Errors.js';
  * | 1 | timestamp (f64), origin (f64) | WATERMARK: no record older than `timestamp` (event time, ms) follows; `origin` is the wall-clock time (epoch ms) at which its source made it, for latency |
  * | 2 | idle (u8: 0 or 1) | STREAM_STATUS: the producer went idle (leaves its consumers' watermark minimum) or active again |
  * | 3 | origin (f64) | LATENCY_MARKER: made by a source at wall-clock time `origin`, it follows the records before it to the sinks (Flink's LatencyMarker) |
- * | 4 | id (f64), timestamp (f64), flags (u8: 1 unaligned, 2 savepoint, 4 stop), overtaken (u32) | CHECKPOINT_BARRIER: everything before it belongs to checkpoint `id`; an unaligned one was put ahead of `overtaken` data buffers of its channel that belong before it |
+ * | 4 | id (f64), timestamp (f64), flags (u8: 1 unaligned, 2 savepoint, 4 stop) | CHECKPOINT_BARRIER: everything before it belongs to checkpoint `id`; an unaligned one goes ahead of the buffers queued before it, which are stored with the checkpoint where it overtook them |
  * | 5 | id (f64) | CANCEL_CHECKPOINT: checkpoint `id` is aborted; a consumer aligning it stops |
  *
  * Numbers are big-endian IEEE 754 doubles, so that watermarks of +-Infinity travel too.
@@ -45,12 +45,7 @@ export interface Barrier {
   savepoint: boolean;
   /** The job stops once the savepoint is taken (stop-with-savepoint). */
   stop: boolean;
-  /** Data buffers of its channel it was put ahead of, which belong before it: its consumer stores their records with the checkpoint. */
-  overtaken: number;
 }
-
-/** Where a barrier's `overtaken` count sits in its bytes. */
-export const BARRIER_OVERTAKEN_AT = 18;
 
 /** The bytes of an event: its type, then its fields. */
 export function encodeEvent(event: StreamEvent): Buffer {
@@ -64,9 +59,8 @@ export function encodeEvent(event: StreamEvent): Buffer {
     case EventType.LATENCY_MARKER:
       return withDoubles(event.type, [event.origin]);
     case EventType.CHECKPOINT_BARRIER: {
-      const bytes = withDoubles(event.type, [event.id, event.timestamp], 5);
+      const bytes = withDoubles(event.type, [event.id, event.timestamp], 1);
       bytes[17] = (event.unaligned ? 1 : 0) | (event.savepoint ? 2 : 0) | (event.stop ? 4 : 0);
-      bytes.writeUInt32BE(event.overtaken, BARRIER_OVERTAKEN_AT);
       return bytes;
     }
     case EventType.CANCEL_CHECKPOINT:
@@ -95,9 +89,9 @@ export function decodeEvent(bytes: Uint8Array, size = bytes.length): StreamEvent
       need(9);
       return { type, origin: view.getFloat64(1) };
     case EventType.CHECKPOINT_BARRIER: {
-      need(22);
+      need(18);
       const flags = bytes[17];
-      return { type, id: view.getFloat64(1), timestamp: view.getFloat64(9), unaligned: (flags & 1) !== 0, savepoint: (flags & 2) !== 0, stop: (flags & 4) !== 0, overtaken: view.getUint32(BARRIER_OVERTAKEN_AT) };
+      return { type, id: view.getFloat64(1), timestamp: view.getFloat64(9), unaligned: (flags & 1) !== 0, savepoint: (flags & 2) !== 0, stop: (flags & 4) !== 0 };
     }
     case EventType.CANCEL_CHECKPOINT:
       need(9);
@@ -121,11 +115,6 @@ export function eventOf(buffer: NetworkBuffer): StreamEvent {
 /** Whether an event buffer is an unaligned checkpoint barrier, which goes ahead of the buffers queued before it. */
 export function isPriorityEvent(buffer: NetworkBuffer): boolean {
   return buffer.isEvent && buffer.size >= 18 && buffer.segment[0] === EventType.CHECKPOINT_BARRIER && (buffer.segment[17] & 1) !== 0;
-}
-
-/** Adds `more` to an unaligned barrier's count of buffers it overtook, in its bytes. */
-export function addOvertaken(buffer: NetworkBuffer, more: number): void {
-  buffer.segment.writeUInt32BE(buffer.segment.readUInt32BE(BARRIER_OVERTAKEN_AT) + more, BARRIER_OVERTAKEN_AT);
 }
 
 /** Whether an event buffer is the end of its partition (checked without decoding the rest). */

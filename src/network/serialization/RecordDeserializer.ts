@@ -1,7 +1,7 @@
 import { Unpackr } from 'msgpackr';
 import { decompress } from '../buffer/BufferCodec.js';
 import { copyBytes } from '../buffer/Bytes.js';
-import { NetworkBuffer, UNPOOLED } from '../buffer/NetworkBuffer.js';
+import { DataType, NetworkBuffer, UNPOOLED, unpooledBuffer } from '../buffer/NetworkBuffer.js';
 import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
 import { SpillwayError } from '../../errors/Errors.js';
 
@@ -16,6 +16,16 @@ export function channelUnpackr(): Unpackr {
 }
 
 const NO_RECORDS: readonly unknown[] = [];
+
+/**
+ * A channel's reader as an unaligned checkpoint stores it (InFlightData.ts): the record
+ * structures its stream defined so far, which later batches refer to, and the bytes of
+ * a batch it has begun, from its length on.
+ */
+export interface ReaderState {
+  structures: (string[] | null)[];
+  partial: Uint8Array;
+}
 
 /**
  * Reads the length-prefixed batches of records (RecordSerializer) out of a channel's
@@ -42,6 +52,29 @@ export class RecordDeserializer {
   private scratch: Buffer = EMPTY;
 
   constructor(private readonly unpackr: Unpackr = channelUnpackr()) {}
+
+  /** A reader that goes on where `state` was taken: its structures learnt, its begun batch waiting for the rest. */
+  static restored(state: ReaderState): RecordDeserializer {
+    const structures = state.structures.map((keys) => keys ?? undefined);
+    const reader = new RecordDeserializer(new Unpackr({ sequential: true, copyBuffers: true, structures: structures as object[] }));
+    if (state.partial.length > 0) {
+      reader.setNextBuffer(unpooledBuffer(Buffer.from(state.partial), DataType.DATA));
+      if (reader.next() !== NEED_MORE) throw new SpillwayError('SPW_ERR_CHECKPOINT_CORRUPT', 'a stored partial batch holds a whole record');
+    }
+    return reader;
+  }
+
+  /** This reader between buffers, for an unaligned checkpoint. */
+  state(): ReaderState {
+    const structures = Array.from((this.unpackr as Unpackr & { structures?: unknown[] }).structures ?? [], (keys) => (Array.isArray(keys) ? (keys as unknown[]).map(String) : null));
+    let partial: Buffer;
+    if (this.spanning !== null) {
+      partial = Buffer.allocUnsafe(LENGTH_BYTES + this.spanned);
+      partial.writeUInt32BE(this.spanning.length, 0);
+      this.spanning.copy(partial, LENGTH_BYTES, 0, this.spanned);
+    } else partial = Buffer.from(this.lengthBytes.subarray(0, this.lengthRead));
+    return { structures, partial };
+  }
 
   /** True while part of a batch waits for the next buffer. */
   get hasPartialRecord(): boolean {

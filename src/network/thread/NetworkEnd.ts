@@ -19,6 +19,12 @@ export interface NetworkEndListener {
   inputRequested(gate: number): void;
   /** A partition the task finished is readable (a blocking one: its files are written). */
   partitionFinished(partition: number): void;
+  /**
+   * An unaligned barrier went ahead of what partition `partition` had queued: copies of
+   * the data buffers it overtook, by subpartition (none if the partition failed), for the
+   * task's snapshot. One answer for each PRIORITY_EVENT, in order.
+   */
+  overtaken(partition: number, buffers: Buffer[][]): void;
 }
 
 /** Where a task's buffers are now: per output partition, and per input those lent to the task (and how many of them from local producers). */
@@ -247,11 +253,13 @@ export class NetworkEnd {
   }
 
   private onPriorityEvent(p: number, bytes: Buffer): void {
+    let overtaken: Buffer[][] = [];
     try {
-      this.partitions[p].addPriorityEvent(bytes);
+      overtaken = this.partitions[p].addPriorityEvent(bytes);
     } catch (error) {
       this.port.add([Op.PARTITION_ERROR, p, ...encodeError(error, 'SPW_ERR_PARTITION_RELEASED')]);
     }
+    this.listener.overtaken(p, overtaken);
   }
 
   private takeBack(p: number, segment: number): NetworkBuffer | undefined {

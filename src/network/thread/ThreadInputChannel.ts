@@ -1,7 +1,8 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../consumer/InputChannel.js';
-import { addOvertaken, isPriorityEvent } from '../serialization/Events.js';
+import { inFlightCopy } from '../buffer/InFlightCopy.js';
+import { isPriorityEvent } from '../serialization/Events.js';
 import { deserializeError, type SerializedError } from '../../errors/Errors.js';
 
 /**
@@ -12,6 +13,7 @@ export class ThreadInputChannel implements InputChannel {
   private readonly queue = new BufferQueue<NetworkBuffer>();
   private error: Error | null = null;
   private released = false;
+  private overtaken: Buffer[] = [];
 
   constructor(
     readonly channelIndex: number,
@@ -37,9 +39,15 @@ export class ThreadInputChannel implements InputChannel {
     this.onRelease();
   }
 
+  takeOvertaken(): Buffer[] {
+    const overtaken = this.overtaken;
+    this.overtaken = [];
+    return overtaken;
+  }
+
   /**
    * A buffer (data or event) from the network thread. An unaligned checkpoint barrier
-   * goes ahead of the buffers queued here too, counting the data buffers it overtook.
+   * goes ahead of the buffers queued here too, keeping copies of the data buffers it overtook.
    */
   deliver(buffer: NetworkBuffer): void {
     if (this.released) {
@@ -47,9 +55,8 @@ export class ThreadInputChannel implements InputChannel {
       return;
     }
     if (isPriorityEvent(buffer)) {
-      let data = 0;
-      for (const queued of this.queue.values()) if (!queued.isEvent) data++;
-      addOvertaken(buffer, data);
+      this.overtaken = [];
+      for (const queued of this.queue.values()) if (!queued.isEvent) this.overtaken.push(inFlightCopy(queued));
       this.queue.unshift(buffer);
       if (this.gate.notifyPriority) this.gate.notifyPriority(this);
       else this.gate.notifyChannelNonEmpty(this);

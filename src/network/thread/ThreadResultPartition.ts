@@ -15,6 +15,8 @@ export class ThreadResultPartition implements ResultPartitionWriter {
   private failure: Error | null = null;
   private finishing: Promise<void> | null = null;
   private onFinished: ((error: Error | null) => void) | null = null;
+  /** Unaligned barriers sent, waiting for the network thread's copies of what they overtook, in order. */
+  private readonly overtaking: { resolve: (buffers: Uint8Array[][]) => void; reject: (error: Error) => void }[] = [];
 
   constructor(
     private readonly port: HandoverPort,
@@ -45,9 +47,15 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     this.port.add([Op.EVENT_OUT, this.index, subpartition, ...encodeBytes(event)]);
   }
 
-  addPriorityEvent(event: Uint8Array): void {
+  addPriorityEvent(event: Uint8Array): Promise<Uint8Array[][]> {
     if (this.failure !== null) throw this.failure;
     this.port.add([Op.PRIORITY_EVENT, this.index, ...encodeBytes(event)]);
+    return new Promise((resolve, reject) => this.overtaking.push({ resolve, reject }));
+  }
+
+  /** The network thread's answer to the oldest PRIORITY_EVENT still unanswered. */
+  overtaken(buffers: Uint8Array[][]): void {
+    this.overtaking.shift()?.resolve(buffers);
   }
 
   private check(buffer: NetworkBuffer): void {
@@ -73,6 +81,7 @@ export class ThreadResultPartition implements ResultPartitionWriter {
     if (this.failure !== null) return;
     this.failure = cause;
     this.pool.release(cause);
+    for (const waiter of this.overtaking.splice(0)) waiter.reject(cause);
     this.port.add([Op.RELEASE, this.index, ...encodeError(cause, 'SPW_ERR_PARTITION_RELEASED')]);
   }
 
@@ -86,5 +95,6 @@ export class ThreadResultPartition implements ResultPartitionWriter {
   failed(error: SerializedError): void {
     this.failure ??= deserializeError(error);
     this.pool.release(this.failure);
+    for (const waiter of this.overtaking.splice(0)) waiter.reject(this.failure);
   }
 }

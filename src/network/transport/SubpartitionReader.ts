@@ -1,14 +1,15 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
 import { networkCounters } from '../NetworkCounters.js';
-import { addOvertaken } from '../serialization/Events.js';
 
 /**
  * The server side of one partition request: a subpartition view and the credit
  * its receiver granted. A data buffer leaves only against a credit; an event needs
  * none (the receiver holds no buffer for it). With no credit left, the next data
  * buffer is held here until credit comes, so at most one buffer waits outside the
- * subpartition's queue.
+ * subpartition's queue. An unaligned checkpoint barrier waits behind that one buffer
+ * too: it belongs before the barrier, and its consumer stores it when the barrier
+ * overtakes it there (the subpartition's queue stores what the barrier overtook in it).
  */
 export class SubpartitionReader {
   /** In the connection's queue of readers that may send. */
@@ -45,18 +46,12 @@ export class SubpartitionReader {
 
   /** True if a poll may give a buffer to send now. */
   get isSendable(): boolean {
-    if (this.next !== null) return this.next.isEvent || this.credit > 0 || this.view?.priorityAhead === true;
+    if (this.next !== null) return this.next.isEvent || this.credit > 0;
     return this.mayHaveData && this.view !== null;
   }
 
   /** The next buffer to send now, or null. Throws if the subpartition failed. */
   pollSendable(): NetworkBuffer | null {
-    // An unaligned barrier goes ahead of a buffer held for credit too, which it then counts as overtaken.
-    if (this.next !== null && !this.next.isEvent && this.credit === 0 && this.view?.priorityAhead === true) {
-      const barrier = this.view.pollNext()!;
-      addOvertaken(barrier, 1);
-      return barrier;
-    }
     let buffer = this.next;
     if (buffer === null) {
       buffer = this.view === null ? null : this.view.pollNext();

@@ -98,13 +98,29 @@ export class RecordWriter<T> {
   /**
    * Sends an unaligned checkpoint barrier: what is batched or partly filled is handed to
    * the subpartitions first (it belongs before the barrier), then the barrier goes ahead
-   * of all they queued, each copy counting what it overtook.
+   * of all they queued. Gives copies of what it overtook, by subpartition.
    */
-  emitPriorityEvent(event: Uint8Array): void | Promise<void> {
-    if (this.closed) return;
-    const waiting = this.flushAll();
-    if (waiting) return waiting.then(() => this.partition.addPriorityEvent(event));
-    this.partition.addPriorityEvent(event);
+  async emitPriorityEvent(event: Uint8Array): Promise<Uint8Array[][]> {
+    if (this.closed) return [];
+    await this.flushAll();
+    return this.partition.addPriorityEvent(event);
+  }
+
+  /**
+   * Restoring: the bytes an unaligned checkpoint stored for a subpartition go out as they
+   * were, ahead of any record (a batch may span buffers, so smaller buffers split them).
+   */
+  async emitBytes(subpartition: number, stored: readonly Uint8Array[]): Promise<void> {
+    for (const bytes of stored) {
+      for (let at = 0; at < bytes.length; ) {
+        const buffer = await this.partition.pool.requestBufferAsync();
+        const size = Math.min(buffer.capacity, bytes.length - at);
+        buffer.segment.set(bytes.subarray(at, at + size), 0);
+        buffer.size = size;
+        at += size;
+        this.partition.add(buffer, subpartition);
+      }
+    }
   }
 
   /** Packs every channel's batch and hands every partly filled buffer to its subpartition. */

@@ -1,7 +1,9 @@
 import type { InputGate } from '../../network/consumer/InputGate.js';
+import type { ReaderState } from '../../network/serialization/RecordDeserializer.js';
 import type { Barrier } from '../../network/serialization/Events.js';
+import { inFlightSize, type InputInFlight } from './InFlightData.js';
 
-/** The records of one input channel an unaligned checkpoint stores: those that belong before its barrier and come after its snapshot. */
+/** The records of one input channel an unaligned checkpoint stores: those the task read after its snapshot and before the channel's barrier. */
 export interface ChannelState {
   input: number;
   channel: number;
@@ -25,8 +27,12 @@ export interface CheckpointActions {
    * written afterwards; an unaligned one waits for `channelState`.
    */
   snapshot(barrier: Barrier, timing: BarrierTiming): void | Promise<void>;
-  /** Every channel's in-flight records of unaligned checkpoint `id` have come: they complete its state; `bytes` is the size of the buffers they came in. */
-  channelState(id: number, channels: ChannelState[], bytes: number): void;
+  /**
+   * Every channel's barrier of unaligned checkpoint `id` has come: the records read
+   * before some came, and what they overtook, complete its state; `bytes` is the size
+   * of the buffers both came in.
+   */
+  channelState(id: number, channels: ChannelState[], inputs: InputInFlight[], bytes: number): void;
   /** Checkpoint `id` cannot complete here (a newer one came, it was canceled, an input failed): decline it. */
   decline(id: number, reason: string): void;
 }
@@ -35,7 +41,7 @@ export interface CheckpointActions {
 const enum Progress {
   /** Its barrier has not come. */
   WAITING,
-  /** Its barrier came: aligned, it is held back; unaligned, its records are stored while `overtaken` buffers are left. */
+  /** Its barrier came, aligned: it is held back until every channel's has. */
   ARRIVED,
   /** It needs nothing more for this checkpoint. */
   DONE,
@@ -49,10 +55,12 @@ const enum Progress {
  *   until every channel's has; then the snapshot is taken and the barrier sent on, and
  *   the channels are read again;
  * - unaligned (FLIP-76): at the first barrier the snapshot is taken at once and the
- *   barrier sent on ahead of the output; the records of each channel that belong before
- *   its barrier and come after the snapshot (those its barrier overtook, and those of a
- *   channel whose barrier has not come) are stored with the checkpoint;
- * - with an alignment timeout, an aligned checkpoint that waits longer goes unaligned.
+ *   barrier sent on ahead of the output; what belongs before each channel's barrier and
+ *   is read after the snapshot is stored with the checkpoint: copies of the buffers a
+ *   barrier overtook in the channel's queue (taken when it comes, not when they are read),
+ *   and the records a channel whose barrier has not come yet gives meanwhile;
+ * - with an alignment timeout, an aligned checkpoint that waits longer goes unaligned,
+ *   and so does one whose barrier comes unaligned on some channel (its upstream's timed out).
  *
  * A newer barrier subsumes an older checkpoint still under way; a cancel, or an input
  * that fails, declines it. A channel that ended needs no barrier.
@@ -62,10 +70,10 @@ export class BarrierHandler {
   private barrier: Barrier | null = null;
   private unaligned = false;
   private progress: Progress[][];
-  /** Unaligned: buffers still to store, per channel that has its barrier. */
-  private left: number[][];
   private records: unknown[][][];
-  /** Bytes of the buffers whose records the unaligned checkpoint under way stores. */
+  /** What unaligned barriers overtook at the channels they came on. */
+  private inputs: InputInFlight[] = [];
+  /** Bytes of the buffers whose records (or copies) the unaligned checkpoint under way stores. */
   private recordedBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   /** When the first barrier of the checkpoint under way came (performance.now()), and its start delay. */
@@ -83,20 +91,18 @@ export class BarrierHandler {
     private readonly wake: () => void,
   ) {
     this.progress = gates.map((gate) => new Array<Progress>(gate.numberOfChannels).fill(Progress.DONE));
-    this.left = gates.map((gate) => new Array<number>(gate.numberOfChannels).fill(0));
     this.records = gates.map((gate) => Array.from({ length: gate.numberOfChannels }, () => []));
   }
 
   /** Whether the records of a buffer of channel (g, c) are stored with an unaligned checkpoint. */
   recording(g: number, c: number): boolean {
-    return this.unaligned && this.barrier !== null && (this.progress[g][c] === Progress.WAITING || (this.progress[g][c] === Progress.ARRIVED && this.left[g][c] > 0));
+    return this.unaligned && this.barrier !== null && this.progress[g][c] === Progress.WAITING;
   }
 
   /** A buffer of channel (g, c) of `bytes`, recording, was read: its records are `records`. */
   recorded(g: number, c: number, records: readonly unknown[], bytes: number): void {
     for (const record of records) this.records[g][c].push(record);
     this.recordedBytes += bytes;
-    if (this.progress[g][c] === Progress.ARRIVED && --this.left[g][c] === 0) this.channelDone(g, c);
   }
 
   /** Between buffers: an alignment that timed out goes unaligned here. */
@@ -106,14 +112,19 @@ export class BarrierHandler {
     if (this.barrier !== null && !this.unaligned) return this.goUnaligned({ ...this.barrier, unaligned: true });
   }
 
-  onBarrier(g: number, c: number, barrier: Barrier): void | Promise<void> {
+  /**
+   * The barrier of channel (g, c) came; an unaligned one was put ahead of `overtaken`
+   * (copies of the data buffers queued behind it), and `reader` gives the channel's reader now.
+   */
+  onBarrier(g: number, c: number, barrier: Barrier, overtaken: Uint8Array[], reader: () => ReaderState): void | Promise<void> {
+    const arrival: Arrival = { g, c, barrier, overtaken, reader };
     if (barrier.id < this.current) return;
     if (barrier.id > this.current) {
       if (this.barrier !== null) this.abort(`checkpoint ${this.current} was subsumed by checkpoint ${barrier.id}`);
-      return this.begin(g, c, barrier);
+      return this.begin(arrival);
     }
     if (this.barrier === null) return;
-    return this.arrived(g, c, barrier);
+    return this.arrived(arrival);
   }
 
   /** A cancel of checkpoint `id` came (its coordinator aborted it). */
@@ -137,7 +148,8 @@ export class BarrierHandler {
     this.timer = null;
   }
 
-  private begin(g: number, c: number, barrier: Barrier): void | Promise<void> {
+  private begin(arrival: Arrival): void | Promise<void> {
+    const { barrier } = arrival;
     this.current = barrier.id;
     this.barrier = barrier;
     this.unaligned = false;
@@ -149,30 +161,36 @@ export class BarrierHandler {
     this.gates.forEach((gate, i) => {
       for (let ch = 0; ch < gate.numberOfChannels; ch++) {
         this.progress[i][ch] = gate.hasEnded(ch) ? Progress.DONE : Progress.WAITING;
-        this.left[i][ch] = 0;
         this.records[i][ch] = [];
       }
     });
-    if (barrier.unaligned) return this.goUnaligned(barrier, g, c);
+    this.inputs = [];
+    if (barrier.unaligned) return this.goUnaligned(barrier, arrival);
     if (this.alignmentTimeoutMs !== undefined) {
       this.timer = setTimeout(() => {
         this.timedOut = true;
         this.wake();
       }, this.alignmentTimeoutMs);
     }
-    return this.arrived(g, c, barrier);
+    return this.arrived(arrival);
   }
 
-  private arrived(g: number, c: number, barrier: Barrier): void | Promise<void> {
+  private arrived(arrival: Arrival): void | Promise<void> {
+    const { g, c, barrier } = arrival;
     if (this.progress[g][c] !== Progress.WAITING) return;
     if (!this.unaligned) {
+      // What an unaligned barrier overtook belongs before it: holding the channel back would read it after the snapshot, unstored.
+      if (barrier.unaligned) return this.goUnaligned({ ...this.barrier!, unaligned: true }, arrival);
       this.progress[g][c] = Progress.ARRIVED;
       this.gates[g].block(c);
       return this.checkAligned();
     }
-    this.progress[g][c] = Progress.ARRIVED;
-    this.left[g][c] = barrier.overtaken;
-    if (barrier.overtaken === 0) this.channelDone(g, c);
+    // Behind an unaligned barrier its producer stored what it overtook there: the reader's structures are needed to read that again.
+    if (barrier.unaligned) {
+      this.inputs.push({ input: g, channel: c, reader: arrival.reader(), buffers: arrival.overtaken });
+      this.recordedBytes += inFlightSize([{ buffers: arrival.overtaken }]);
+    }
+    this.channelDone(g, c);
   }
 
   private checkAligned(): void | Promise<void> {
@@ -190,7 +208,7 @@ export class BarrierHandler {
    * snapshot now, the held channels read again (what follows their barrier is after the
    * snapshot), and the channels still waiting stored until their barrier.
    */
-  private goUnaligned(barrier: Barrier, g?: number, c?: number): void | Promise<void> {
+  private goUnaligned(barrier: Barrier, arrival?: Arrival): void | Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.unaligned = true;
@@ -199,7 +217,7 @@ export class BarrierHandler {
     for (const gate of this.gates) gate.unblockAll();
     const taken = this.actions.snapshot(barrier, this.timing());
     const then = (): void => {
-      if (g !== undefined && c !== undefined) void this.arrived(g, c, barrier);
+      if (arrival !== undefined) void this.arrived(arrival);
       this.checkUnalignedDone();
     };
     if (taken) return taken.then(then);
@@ -217,8 +235,9 @@ export class BarrierHandler {
     const id = this.barrier.id;
     const channels: ChannelState[] = [];
     this.records.forEach((row, input) => row.forEach((records, channel) => records.length > 0 && channels.push({ input, channel, records })));
+    const inputs = this.inputs;
     this.finish();
-    this.actions.channelState(id, channels, this.recordedBytes);
+    this.actions.channelState(id, channels, inputs, this.recordedBytes);
   }
 
   private timing(): BarrierTiming {
@@ -237,5 +256,15 @@ export class BarrierHandler {
     this.timer = null;
     this.barrier = null;
     this.unaligned = false;
+    this.inputs = [];
   }
+}
+
+/** A barrier as it came on a channel. */
+interface Arrival {
+  g: number;
+  c: number;
+  barrier: Barrier;
+  overtaken: Uint8Array[];
+  reader: () => ReaderState;
 }

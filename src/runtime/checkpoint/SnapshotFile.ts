@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Packr } from 'msgpackr';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { ChannelState } from './BarrierHandler.js';
+import type { InputInFlight, OutputInFlight } from './InFlightData.js';
 import type { OperatorSnapshot } from './OperatorState.js';
 
 /** What one task keeps in a checkpoint: a file of its own, msgpack, its checksum in the checkpoint's metadata. */
@@ -18,8 +19,12 @@ export interface TaskSnapshot {
   source?: unknown;
   /** A sink's transactions not known to be committed, oldest first: [checkpointId, transaction]. */
   sink?: [number, unknown][];
-  /** An unaligned checkpoint's in-flight records. */
+  /** An unaligned checkpoint's records of channels read after the snapshot and before their barrier. */
   channels?: ChannelState[];
+  /** An unaligned checkpoint's buffers its barriers overtook at this task's input channels, and the channels' readers then. */
+  inputs?: InputInFlight[];
+  /** An unaligned checkpoint's buffers its barrier overtook in this task's output subpartitions. */
+  outputs?: OutputInFlight[];
 }
 
 /** Where a task's state file is, what it holds and its sha256: what its acknowledgement tells the JobManager. */
