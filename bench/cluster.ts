@@ -248,9 +248,10 @@ export async function runSynthetic(
   cluster: BenchCluster,
   records: number,
   exchange: Exchange,
-  options: { bufferTimeout?: number } = {},
+  options: { bufferTimeout?: number; parallelism?: number } = {},
 ): Promise<{ run: SyntheticRun; status: JobStatus }> {
-  const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout: options.bufferTimeout };
+  const { bufferTimeout, parallelism = PARALLELISM } = options;
+  const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout, parallelism };
   const status = await cluster.run(body);
   const summaries = await cluster.result<SyntheticSummary>(status.id);
   const counted = summaries.reduce((sum, [n]) => sum + n, 0);
