@@ -103,13 +103,22 @@ export const STAGES_SECTION: BenchSection = {
   },
 };
 
-/** Starts what `start` starts with V8's perf maps on (NODE_OPTIONS is read by the cluster's processes only). */
+/**
+ * Starts what `start` starts with V8's perf maps on (NODE_OPTIONS is read by the cluster's
+ * processes only). V8 then also writes an isolate-*.log per isolate into the working
+ * directory, so the cluster runs in a temporary one, removed after.
+ */
 async function withPerfMaps<T>(start: () => Promise<T>): Promise<T> {
   const before = process.env.NODE_OPTIONS;
+  const cwd = process.cwd();
+  const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-stages-logs-'));
   process.env.NODE_OPTIONS = `${before ?? ''} --perf-basic-prof`.trim();
+  process.chdir(logs);
   try {
     return await start();
   } finally {
+    process.chdir(cwd);
+    fs.rmSync(logs, { recursive: true, force: true });
     if (before === undefined) delete process.env.NODE_OPTIONS;
     else process.env.NODE_OPTIONS = before;
   }
@@ -136,6 +145,8 @@ async function measureStages(cluster: BenchCluster, records: number): Promise<St
     return { records, seconds: run.seconds, cpuSeconds, nsPerRecord, ...attribute(data, pids, nsPerRecord), threads, tasks: taskTimes(status) };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
+    // A few MB each, and of no use once the samples are attributed.
+    for (const pid of pids) fs.rmSync(`/tmp/perf-${pid}.map`, { force: true });
   }
 }
 
