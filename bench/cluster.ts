@@ -167,9 +167,14 @@ export class BenchCluster {
     return (await callJson<{ hash: string }>('POST', `${this.url}/modules`, source, { contentType: 'text/javascript' })).hash;
   }
 
+  /** The process ids of the JobManager and every TaskManager. */
+  pids(): number[] {
+    return this.local.processes.flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+  }
+
   /** CPU seconds every process of the cluster (JobManager and TaskManagers, kernel time included) has used so far. */
   cpuSeconds(): number {
-    return this.local.processes.reduce((sum, child) => sum + (child.pid === undefined ? 0 : processCpuSeconds(child.pid)), 0);
+    return this.pids().reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
   }
 
   /** Submits a job and answers its id at once (an unbounded job runs until it is canceled). */
@@ -248,9 +253,10 @@ export async function runSynthetic(
   cluster: BenchCluster,
   records: number,
   exchange: Exchange,
-  options: { bufferTimeout?: number } = {},
+  options: { bufferTimeout?: number; parallelism?: number } = {},
 ): Promise<{ run: SyntheticRun; status: JobStatus }> {
-  const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout: options.bufferTimeout };
+  const { bufferTimeout, parallelism = PARALLELISM } = options;
+  const body: SubmitBody = { job: 'synthetic', params: { records, ...SYNTHETIC }, exchange, bufferTimeout, parallelism };
   const status = await cluster.run(body);
   const summaries = await cluster.result<SyntheticSummary>(status.id);
   const counted = summaries.reduce((sum, [n]) => sum + n, 0);

@@ -36,6 +36,8 @@ import {
   type TaskManagerMemory,
   type WordCountRun,
 } from './cluster.js';
+import { CPU_PARALLELISM, measureCpu, type CpuFigures, type CpuRun, type CpuSizes } from './cpu.js';
+import { differs, runExample, runOwnCode, uploadExample, type ExampleRun } from './exampleWordCount.js';
 import { alternateRuns, formatCount, formatMs, median, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureScraping, type ScrapingFigures } from './metrics.js';
 import { measureRecovery, RECOVERY_RESTART, type RecoveryFigures } from './recovery.js';
@@ -75,6 +77,8 @@ interface Sizes {
   sweep: SweepOptions;
   managed: ManagedSizes;
   partitions: PartitionSizes;
+  /** The CPU-per-record figures (bench/cpu.ts), on 2 TaskManagers of 1 slot. */
+  cpu: CpuSizes;
 }
 
 const QUICK: Sizes = {
@@ -92,6 +96,7 @@ const QUICK: Sizes = {
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
   managed: MANAGED_QUICK,
   partitions: QUICK_PARTITIONS,
+  cpu: { repeats: 1, syntheticRecords: 1_000_000, combineRecords: 1_000_000, combineKeys: 1_000_000 },
 };
 
 const FULL: Sizes = {
@@ -109,6 +114,7 @@ const FULL: Sizes = {
   sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
   managed: MANAGED_FULL,
   partitions: FULL_PARTITIONS,
+  cpu: { repeats: 3, syntheticRecords: 10_000_000, combineRecords: 10_000_000, combineKeys: 1_000_000 },
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -133,12 +139,15 @@ interface Figures {
   synthetic1x?: Measured<SyntheticRun>;
   /** The 10x run; its TaskManagers' peak RSS covers both. */
   synthetic10x?: ClusterFigure<SyntheticRun>;
-  blocking?: ClusterFigure<SyntheticRun>;
+  /** On 2 TaskManagers of 1 slot: synthetic pipelined and blocking, the keyed combine, and msgpackr alone. */
+  cpu?: CpuFigures;
   /** 2 TaskManagers of 1 slot each, parallelism 2, beside the plain word count. */
   wordCount?: ClusterFigure<WordCountRun>;
   /** 1 TaskManager of 2 slots: parallelism 1 and 2 in turns. */
   wordCountOneSlot?: Measured<WordCountRun>;
   wordCountTwoSlots?: ClusterFigure<WordCountRun>;
+  /** examples/wordcount.ts on 2 TaskManagers of 1 slot, in turns with its own code in 2 processes; `mismatch` if their counts differ. */
+  example?: { engine: Measured<ExampleRun>; own: Measured<ExampleRun>; mismatch?: string };
   /** The engine's tokenizer bare in 1 and 2 worker threads: the machine's own ceiling for the 2-slot figure. */
   bareOneThread?: Measured<ThreadScalingRun>;
   bareTwoThreads?: Measured<ThreadScalingRun>;
@@ -257,11 +266,10 @@ async function measureSynthetic(sizes: Sizes, figures: Figures, attempt: Attempt
       figures.synthetic10x = { ...tenX, taskManagers: await cluster.memory() };
     }),
   );
-  await attempt(`engine: synthetic blocking, ${formatCount(records)} records`, () =>
-    withCluster({}, async (cluster) => {
-      const measured = await repeatRuns(repeats, async () => checked(await runSynthetic(cluster, records, 'blocking')), (r) => r.seconds);
-      figures.blocking = { ...measured, taskManagers: await cluster.memory() };
-    }),
+  // Blocking is measured here, on 1-slot TaskManagers beside pipelined, as issue 31 asks.
+  const { cpu } = sizes;
+  await attempt(`engine: CPU per record on 2 TaskManagers of 1 slot: synthetic pipelined and blocking, ${formatCount(cpu.syntheticRecords)} records, and combine, ${formatCount(cpu.combineRecords)}, beside msgpackr alone`, () =>
+    withCluster({ slots: 1 }, (cluster) => measureCpu(cluster, cpu, (figures.cpu = {}))),
   );
 }
 
@@ -293,6 +301,35 @@ async function measureWordCounts(sizes: Sizes, figures: Figures, attempt: Attemp
         );
         figures.plainWordCount = plain;
         figures.wordCount = { ...engine, taskManagers: await cluster.memory() };
+      }),
+    );
+    await attempt(`engine: examples/wordcount.ts, ${(bytes / 1e6).toFixed(0)} MB, 2 TaskManagers of 1 slot, in turns with its own code in 2 processes`, () =>
+      withCluster({ slots: 1 }, async (cluster) => {
+        const module = await uploadExample(cluster);
+        await runExample(cluster, module, work, bytes);
+        // Each engine run's counts are checked against its own code's of the same turn.
+        let ownCounts: ReadonlyMap<string, number> = new Map();
+        let mismatch: string | undefined;
+        const [own, engine] = await alternateRuns(
+          sizes.repeats,
+          {
+            measure: async () => {
+              const { run, counts } = await runOwnCode(files, bytes);
+              ownCounts = counts;
+              return run;
+            },
+            key: (r) => r.seconds,
+          },
+          {
+            measure: async () => {
+              const { run, counts } = await runExample(cluster, module, work, bytes);
+              mismatch ??= differs(counts, ownCounts);
+              return run;
+            },
+            key: (r) => r.seconds,
+          },
+        );
+        figures.example = { engine, own, mismatch };
       }),
     );
     await attempt(`engine: word count, ${(bytes / 1e6).toFixed(0)} MB, 1 TaskManager of 2 slots, parallelism 1 and 2 in turns`, () =>
@@ -392,6 +429,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   rows.push({ figure: `baseline: sequential disk write + fdatasync, ${(sizes.diskBytes / MiB).toFixed(0)} MiB`, measured: diskWrite ? mb(diskWrite.median.mbPerSec) : 'error' });
 
   syntheticRows(figures, rows, target, pipeRate);
+  cpuRows(figures.cpu ?? {}, rows, target, pipeRate);
 
   const tcpRatio = transport && rawTcp ? transport.median.mbPerSec / rawTcp : null;
   rows.push({
@@ -411,6 +449,7 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
   });
 
   wordCountRows(figures, rows, target);
+  exampleRow(figures, rows, target);
   scrapingRow(figures, rows, target);
 
   spillRows(figures, rows, target);
@@ -485,7 +524,7 @@ function wordCountRows(figures: Figures, rows: Row[], target: Target): void {
 }
 
 function syntheticRows(figures: Figures, rows: Row[], target: Target, pipeRate: number | undefined): void {
-  const { synthetic1x: one, synthetic10x: ten, blocking } = figures;
+  const { synthetic1x: one, synthetic10x: ten } = figures;
   const versusPipe = (run: SyntheticRun | undefined): Pick<Row, 'baseline' | 'ratio'> => ({
     baseline: pipeRate ? `ideal pipe ${recs(pipeRate)}` : 'error',
     ratio: run && pipeRate ? x(run.recordsPerSec / pipeRate) : '',
@@ -498,12 +537,6 @@ function syntheticRows(figures: Figures, rows: Row[], target: Target, pipeRate: 
     target: '>= 0.7x',
     result: target('synthetic pipelined >= 0.7x ideal pipe', pipelinedRatio, pipelinedRatio !== null && pipelinedRatio >= 0.7),
     rss: ten && rssCell(ten.taskManagers),
-  });
-  rows.push({
-    figure: `synthetic blocking, ${blocking ? formatCount(blocking.median.records) : '?'} records`,
-    measured: blocking ? `${recs(blocking.median.recordsPerSec)} (${blocking.median.seconds.toFixed(2)} s)` : 'error',
-    ...versusPipe(blocking?.median),
-    rss: blocking && rssCell(blocking.taskManagers),
   });
   const scaling = one && ten ? ten.median.seconds / one.median.seconds : null;
   rows.push({
@@ -522,6 +555,61 @@ function syntheticRows(figures: Figures, rows: Row[], target: Target, pipeRate: 
     ratio: worst === null ? '' : x(worst),
     target: '<= 1.0x',
     result: target('peak RSS <= network memory + 100 MiB + 60 MiB per slot', worst, worst !== null && worst <= 1),
+  });
+}
+
+/** The engine's own CPU per record of `synthetic` pipelined, at most (issue 31). */
+const OWN_NS_TARGET = 150;
+const BLOCKING_TARGET = 0.75;
+const EXAMPLE_TARGET = 1.15;
+
+function cpuRows({ packr, pipelined, blocking, combine }: CpuFigures, rows: Row[], target: Target, pipeRate: number | undefined): void {
+  const baseNs = packr?.best.nsPerRecord;
+  const ns = (value: number): string => `${value.toFixed(0)} ns`;
+  rows.push({
+    figure: `baseline: msgpackr alone, a default Packr packing and unpacking arrays of 1,000 x ${SYNTHETIC.recordSize} B records, one thread, CPU a record`,
+    measured: baseNs === undefined ? 'error' : ns(baseNs),
+  });
+  const where = `2 TaskManagers of 1 slot, parallelism ${CPU_PARALLELISM}, fastest of ${pipelined?.runs.length ?? '?'}`;
+  const cpuRow = (figure: string, run: CpuRun | undefined): Row => ({
+    figure: `${figure}, ${where}: records/s and CPU of every cluster process a record`,
+    measured: run ? `${recs(run.recordsPerSec)} (${mb(run.mbPerSec)}), ${ns(run.nsPerRecord)} CPU` : 'error',
+    baseline: [baseNs === undefined ? 'msgpackr error' : `msgpackr ${ns(baseNs)}`, pipeRate ? `ideal pipe ${recs(pipeRate)}` : 'ideal pipe error'].join('; '),
+    ratio: run && baseNs !== undefined ? `own ${ns(run.nsPerRecord - baseNs)}${pipeRate ? `; ${x(run.recordsPerSec / pipeRate)}` : ''}` : '',
+  });
+  const p = pipelined?.best;
+  const own = p && baseNs !== undefined ? p.nsPerRecord - baseNs : null;
+  rows.push({
+    ...cpuRow(`synthetic pipelined, ${p ? formatCount(p.records) : '?'} records`, p),
+    target: `own <= ${OWN_NS_TARGET} ns`,
+    result: target(`synthetic pipelined: the engine's own CPU a record <= ${OWN_NS_TARGET} ns (cluster CPU less msgpackr alone)`, own, own !== null && own <= OWN_NS_TARGET),
+  });
+  const b = blocking?.best;
+  rows.push(cpuRow(`synthetic blocking, ${b ? formatCount(b.records) : '?'} records`, b));
+  const blockingRatio = b && p ? b.recordsPerSec / p.recordsPerSec : null;
+  rows.push({
+    figure: `synthetic blocking against pipelined, ${where}`,
+    measured: b ? recs(b.recordsPerSec) : 'error',
+    baseline: p ? `pipelined ${recs(p.recordsPerSec)}` : 'error',
+    ratio: blockingRatio === null ? '' : x(blockingRatio),
+    target: `>= ${BLOCKING_TARGET}x`,
+    result: target(`synthetic blocking >= ${BLOCKING_TARGET}x pipelined (2 TaskManagers of 1 slot)`, blockingRatio, blockingRatio !== null && blockingRatio >= BLOCKING_TARGET),
+  });
+  const c = combine?.best;
+  rows.push(cpuRow(`combine, ${c ? formatCount(c.records) : '?'} [string, number] records over ${c ? formatCount(c.keys) : '?'} keys (${c ? formatCount(c.exchanged) : '?'} crossed the exchange)`, c));
+}
+
+function exampleRow({ example }: Figures, rows: Row[], target: Target): void {
+  const ratio = example ? example.engine.median.seconds / example.own.median.seconds : null;
+  const exact = example !== undefined && example.mismatch === undefined;
+  const seconds = (r: ExampleRun): string => `${r.seconds.toFixed(2)} s (${mb(r.mbPerSec)})`;
+  rows.push({
+    figure: `examples/wordcount.ts, ${example ? (example.own.median.bytes / 1e6).toFixed(0) : '?'} MB, 2 TaskManagers of 1 slot, wall clock to the counts in hand`,
+    measured: example ? `${seconds(example.engine.median)}, ${exact ? 'same counts' : `NOT the same counts: ${example.mismatch}`}` : 'error',
+    baseline: example ? `its own code in 2 processes ${seconds(example.own.median)}` : 'error',
+    ratio: ratio === null ? '' : `${x(ratio)} the time`,
+    target: `<= ${EXAMPLE_TARGET}x`,
+    result: target(`examples/wordcount.ts on 2 TaskManagers <= ${EXAMPLE_TARGET}x its own code in 2 processes, same counts`, ratio, ratio !== null && ratio <= EXAMPLE_TARGET && exact),
   });
 }
 

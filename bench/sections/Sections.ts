@@ -6,4 +6,5 @@ export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   connectors: async () => (await import('./Connectors.js')).CONNECTORS,
   nexmark: async () => (await import('./Nexmark.js')).NEXMARK,
   'redis-pg': async () => (await import('./RedisPostgres.js')).REDIS_POSTGRES,
+  stages: async () => (await import('./Stages.js')).STAGES_SECTION,
 };

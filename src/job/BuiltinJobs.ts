@@ -1,5 +1,6 @@
 import type { JobDefinition } from './JobDefinition.js';
 import { join } from './builtins/Join.js';
+import { keyedCombine } from './builtins/KeyedCombine.js';
 import { NEXMARK_JOBS } from './builtins/nexmark/NexmarkQueries.js';
 import { sort } from './builtins/Sort.js';
 import { synthetic } from './builtins/Synthetic.js';
@@ -11,6 +12,7 @@ export const BUILTIN_JOBS: Readonly<Record<string, (params: Record<string, unkno
   sort,
   join,
   synthetic,
+  combine: keyedCombine,
   ...NEXMARK_JOBS,
 };
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { JobBuilder } from '../../src/job/api/JobBuilder.js';
 import { InvalidJobError, validateJob, type JobDefinition, type Operator, type StageDefinition } from '../../src/job/JobDefinition.js';
 import { join } from '../../src/job/builtins/Join.js';
+import { keyedCombine } from '../../src/job/builtins/KeyedCombine.js';
 import { sort } from '../../src/job/builtins/Sort.js';
 import { synthetic } from '../../src/job/builtins/Synthetic.js';
 import { compileChain } from '../../src/runtime/OperatorChain.js';
@@ -75,10 +76,21 @@ describe('the built-in jobs, written with the builder', () => {
     expect(await runChain(job.stages[1].operators!, records)).toEqual([[3, 2]]);
   });
 
+  test('combine: string keys combined into a count per key, summarized per task', async () => {
+    const job = keyedCombine({ records: 10, keys: 3 });
+    expect(job.stages.map(shape)).toEqual([
+      { name: 'generate', source: 'generate' },
+      { name: 'count', inputs: [{ from: 'generate', partitioning: 'hash' }], operators: ['combineByKey', 'aggregate'], sink: { kind: 'collect' } },
+    ]);
+    const combiners = [['k0', 4], ['k1', 3], ['k0', 1]];
+    expect(await runChain(job.stages[1].operators!, combiners)).toEqual([[8, 2]]);
+  });
+
   test.each([
     ['sort', sort({ records: 10 })],
     ['join', join({})],
     ['synthetic', synthetic({})],
+    ['combine', keyedCombine({})],
   ])('%s passes validation', (_, job: JobDefinition) => {
     expect(validateJob(job, 4).length).toBe(job.stages.length);
   });
