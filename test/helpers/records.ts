@@ -187,3 +187,90 @@ export function firstSequenceDifference(expected: readonly unknown[], actual: re
   }
   return expected.length === actual.length ? null : `${what}: expected ${expected.length} records, got ${actual.length}`;
 }
+
+/** Keys of shaped records: integer-like ones (which objects order first), non-ASCII, empty. */
+const SHAPE_KEYS = ['key', 'payload', 'id', '0', '7', '10', 'ünï', '中文', '', 'a b', 'constructor', 'x'];
+
+type ShapedType = 'ascii' | 'text' | 'int' | 'float' | 'bool' | 'null';
+const SHAPED_TYPES: readonly ShapedType[] = ['ascii', 'text', 'int', 'float', 'bool', 'null'];
+
+interface StreamShape {
+  array: boolean;
+  keys: string[];
+  types: ShapedType[];
+}
+
+/**
+ * Runs of records of one shape, the kind a shaped batch carries (plain objects of the
+ * same keys, or arrays of one length, of strings, numbers, booleans and null), whose
+ * shape changes now and then: a field added or dropped, a type changed (string to
+ * number, int to float), a nested object or an undefined that no shaped batch takes,
+ * a record of another kind between them.
+ */
+export class ShapedStream {
+  private shape: StreamShape;
+
+  constructor(
+    private readonly random: Random,
+    private readonly soup: Soup,
+    /** Chance per record that the shape changes. */
+    private readonly change = 0.01,
+  ) {
+    this.shape = this.newShape();
+  }
+
+  next(): unknown {
+    const r = this.random();
+    if (r < this.change) this.mutate();
+    else if (r < this.change * 1.1) return { nested: { a: 1 }, n: int(this.random, 10) };
+    else if (r < this.change * 1.2) return { ...(this.record() as object), missing: undefined };
+    return this.record();
+  }
+
+  private record(): unknown {
+    const { array, keys, types } = this.shape;
+    const values = types.map((type) => this.value(type));
+    return array ? values : Object.fromEntries(keys.map((key, i) => [key, values[i]]));
+  }
+
+  private newShape(): StreamShape {
+    const array = this.random() < 0.3;
+    const n = int(this.random, 7);
+    const keys = [...SHAPE_KEYS].sort(() => this.random() - 0.5).slice(0, n);
+    return { array, keys, types: keys.map(() => pick(this.random, SHAPED_TYPES)) };
+  }
+
+  private mutate(): void {
+    const r = this.random();
+    const { keys, types } = this.shape;
+    if (r < 0.3 && keys.length < SHAPE_KEYS.length) {
+      const key = SHAPE_KEYS.find((k) => !keys.includes(k))!;
+      keys.push(key);
+      types.push(pick(this.random, SHAPED_TYPES));
+    } else if (r < 0.5 && keys.length > 0) {
+      keys.pop();
+      types.pop();
+    } else if (r < 0.8 && types.length > 0) {
+      types[int(this.random, types.length)] = pick(this.random, SHAPED_TYPES);
+    } else {
+      this.shape = this.newShape();
+    }
+  }
+
+  private value(type: ShapedType): unknown {
+    switch (type) {
+      case 'ascii':
+        return 'x'.repeat(int(this.random, 300)).replace(/x/g, () => String.fromCharCode(32 + int(this.random, 95)));
+      case 'text':
+        return this.soup.string(this.random, int(this.random, this.random() < 0.1 ? 2000 : 40));
+      case 'int':
+        return this.random() < 0.3 ? pick(this.random, EDGE_NUMBERS.filter(Number.isInteger)) : int(this.random, 2 ** 31) - 2 ** 30;
+      case 'float':
+        return this.random() < 0.5 ? pick(this.random, EDGE_NUMBERS) : (this.random() - 0.5) * 10 ** int(this.random, 40);
+      case 'bool':
+        return this.random() < 0.5;
+      case 'null':
+        return null;
+    }
+  }
+}

@@ -1,7 +1,7 @@
 /**
  * The conformance suite every partition type passes, the built-in ones and one
  * registered from outside the engine (test/fixtures/InMemoryPartitionType.ts): random
- * records through random selectors into partitions of the type, every subpartition
+ * records (tuples of one shape: shaped batches, ASCII or not) through random selectors into partitions of the type, every subpartition
  * read through a local channel and through a remote one (real TCP between two
  * ShuffleEnvironments), exact and in order per channel, every buffer back at the end,
  * and read again where the type promises it.
@@ -21,6 +21,8 @@ import { KiB, MiB, readByChannel, tempDir, withSeed, writeAll } from '../helpers
 type Row = [producer: number, seq: number, text: string];
 
 const TEXT = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x21 + ((i * 7919) % 0x5d))).join('');
+/** Text that is not ASCII (and has no surrogate pair to cut in two): a shaped batch's other way of carrying strings. */
+const WIDE_TEXT = Array.from({ length: 3000 }, (_, i) => 'aé中ж '[(i * 7919) % 5]).join('');
 
 function random(seed: number): () => number {
   let state = seed >>> 0;
@@ -130,10 +132,11 @@ async function runSeed(type: PartitionType, seed: number): Promise<void> {
     const kind = SELECTORS[Math.floor(rng() * SELECTORS.length)];
     const compression = [null, ...COMPRESSION_CODECS][Math.floor(rng() * (COMPRESSION_CODECS.length + 1))];
     const timeout = rng() < 0.5 ? -1 : 5;
+    const text = rng() < 0.5 ? TEXT : WIDE_TEXT;
     const rows: Row[][] = Array.from({ length: producers }, (_, p) =>
       Array.from({ length: 200 + Math.floor(rng() * 2000) }, (_, i) => {
         const start = Math.floor(rng() * 2000);
-        return [p, i, TEXT.slice(start, start + Math.floor(rng() * 900))] as Row;
+        return [p, i, text.slice(start, start + Math.floor(rng() * 900))] as Row;
       }),
     );
     const expected = rows.map((list, p) => expectedByConsumer(kind, p, list, consumers));

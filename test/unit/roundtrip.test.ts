@@ -8,7 +8,7 @@ import { ResultPartitionManager } from '../../src/network/partition/ResultPartit
 import { KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, seedCount, tempDir, withSeed, writeAll } from '../helpers/plane.js';
-import { RecordGenerator, Soup, firstSequenceDifference, type Random } from '../helpers/records.js';
+import { RecordGenerator, ShapedStream, Soup, firstSequenceDifference, type Random } from '../helpers/records.js';
 
 const soup = new Soup(2 * 1024 * 1024 + 1, 4 * 1024 * 1024 + 1);
 const cleanups: (() => void)[] = [];
@@ -34,7 +34,8 @@ function int(random: Random, from: number, to: number): number {
 function scenario(random: Random): Scenario {
   const producers = int(random, 1, 3);
   const segmentSize = Math.round(4 * KiB * 256 ** random());
-  const generator = new RecordGenerator(random, soup, 4 * segmentSize);
+  // Half the scenarios carry records of all kinds (mostly msgpackr's batches), half runs of shapes that change (mostly shaped batches).
+  const generator = random() < 0.5 ? new RecordGenerator(random, soup, 4 * segmentSize) : new ShapedStream(random, soup, 0.01);
   return {
     producers,
     consumers: int(random, 1, 4),
@@ -88,7 +89,7 @@ async function run(s: Scenario, random: Random): Promise<void> {
 
 describe('RecordWriter -> ResultPartition -> LocalInputChannel -> InputGate -> RecordReader', () => {
   const seeds = seedCount(20);
-  test(`random records, producers, consumers, selectors, buffer sizes and timeouts: identical and in order per channel (${seeds} seeds)`, async () => {
+  test(`random records (of every kind, or in runs of changing shapes), producers, consumers, selectors, buffer sizes and timeouts: identical and in order per channel (${seeds} seeds)`, async () => {
     for (let seed = 1; seed <= seeds; seed++) {
       const random = seededRandom(seed);
       const s = scenario(random);

@@ -142,14 +142,17 @@ describe('RecordSerializer and RecordDeserializer', () => {
     expect(() => deserializer.next()).toThrow(expect.objectContaining({ code: 'SPW_ERR_CORRUPT_FRAME' }));
   });
 
-  test('a corrupt length (over the largest batch) fails before anything is allocated for it', () => {
+  test.each([
+    ['msgpackr', 0x7fff_fff0, '2147483632'],
+    ['shaped', 0xffff_fff0, '2147483632'],
+  ])('a corrupt length of a %s batch (over the largest batch) fails before anything is allocated for it', (_, word, bytes) => {
     const segment = Buffer.alloc(64);
-    segment.writeUInt32BE(0xffff_fff0, 0);
+    segment.writeUInt32BE(word, 0);
     const buffer = new NetworkBuffer(segment, { recycle: () => {} });
     buffer.size = 64;
     const deserializer = new RecordDeserializer();
     deserializer.setNextBuffer(buffer);
-    expect(() => deserializer.next()).toThrow(expect.objectContaining({ code: 'SPW_ERR_CORRUPT_FRAME', message: expect.stringContaining('4294967280') }));
+    expect(() => deserializer.next()).toThrow(expect.objectContaining({ code: 'SPW_ERR_CORRUPT_FRAME', message: expect.stringContaining(bytes) }));
   });
 
   test('thousands of object shapes in one stream, more than msgpackr has structure ids for', () => {
@@ -252,5 +255,52 @@ describe('RecordSerializer and RecordDeserializer', () => {
     expect(second.isRecycled).toBe(true);
     expect(deserializer.hasPartialRecord).toBe(false);
     expect(segments.out).toBe(0);
+  });
+});
+
+describe('a reader restored from its state (an unaligned checkpoint) reads the rest of its stream exactly', () => {
+  /** The stream's buffers, as copies: batches of msgpackr records (structures defined once, then referred to) and shaped ones, spanning buffers. */
+  function stream(records: readonly unknown[], capacity: number, batch: number): Buffer[] {
+    const serializer = new RecordSerializer();
+    const buffers: Buffer[] = [];
+    const take = (buffer: NetworkBuffer): void => void buffers.push(Buffer.from(buffer.bytes()));
+    let buffer = new NetworkBuffer(Buffer.alloc(capacity), { recycle: () => undefined });
+    for (let i = 0; i < records.length; ) {
+      const end = Math.min(records.length, i + batch);
+      while (i < end) serializer.add(records[i++]);
+      serializer.stage();
+      while (!serializer.copyTo(buffer)) {
+        take(buffer);
+        buffer = new NetworkBuffer(Buffer.alloc(capacity), { recycle: () => undefined });
+      }
+    }
+    if (buffer.size > 0) take(buffer);
+    return buffers;
+  }
+
+  function read(reader: RecordDeserializer, buffers: readonly Buffer[], out: unknown[]): void {
+    for (const bytes of buffers) {
+      const buffer = new NetworkBuffer(Buffer.from(bytes), { recycle: () => undefined });
+      buffer.size = bytes.length;
+      reader.setNextBuffer(buffer);
+      for (let record = reader.next(); record !== NEED_MORE; record = reader.next()) out.push(record);
+    }
+  }
+
+  test('cut at every buffer boundary, for mixed and shaped records', () => {
+    const random = seededRandom(29);
+    const shapes = [(i: number) => ({ key: `k${i}`, payload: 'x'.repeat(i % 50), n: i }), (i: number) => (i % 3 === 0 ? { a: i, nested: { b: [i] } } : [i, `s${i}`])];
+    for (const shape of shapes) {
+      const records = Array.from({ length: 400 }, (_, i) => shape(i));
+      const buffers = stream(records, 256, 1 + Math.floor(random() * 40));
+      for (let cut = 0; cut <= buffers.length; cut++) {
+        const out: unknown[] = [];
+        const first = new RecordDeserializer();
+        read(first, buffers.slice(0, cut), out);
+        const state = first.state();
+        read(RecordDeserializer.restored(JSON.parse(JSON.stringify({ ...state, partial: [...state.partial] }), (k, v) => (k === 'partial' ? Uint8Array.from(v as number[]) : v)) as typeof state), buffers.slice(cut), out);
+        expect(firstSequenceDifference(records, out, `cut at buffer ${cut}`)).toBeNull();
+      }
+    }
   });
 });

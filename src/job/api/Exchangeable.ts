@@ -12,7 +12,8 @@
  *   Error (arrive as arrays), and typed arrays other than Uint8Array (arrive as
  *   bytes).
  *
- * Not visible to the type system, so not refused: -0 arrives as 0; a class instance
+ * Not visible to the type system, so not refused: -0 arrives as 0 (as it is in
+ * msgpackr's batches; a shaped batch keeps it in a field that holds other non-integers); a class instance
  * without methods arrives as a plain object with its own fields (no prototype, no
  * getters); a sparse array's holes arrive as undefined.
  */

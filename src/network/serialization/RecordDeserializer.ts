@@ -2,7 +2,8 @@ import { Unpackr } from 'msgpackr';
 import { decompress } from '../buffer/BufferCodec.js';
 import { copyBytes } from '../buffer/Bytes.js';
 import { DataType, NetworkBuffer, UNPOOLED, unpooledBuffer } from '../buffer/NetworkBuffer.js';
-import { LENGTH_BYTES, MAX_BATCH_BYTES } from './RecordSerializer.js';
+import { LENGTH_BYTES, MAX_BATCH_BYTES, SHAPED_BATCH } from './RecordSerializer.js';
+import { readShapedBatch } from './ShapedBatch.js';
 import { SpillwayError } from '../../errors/Errors.js';
 
 /** Returned by next() when the current buffer holds no further complete record. */
@@ -28,7 +29,7 @@ export interface ReaderState {
 }
 
 /**
- * Reads the length-prefixed batches of records (RecordSerializer) out of a channel's
+ * Reads the length-prefixed batches of records (RecordSerializer), shaped or msgpackr's, out of a channel's
  * buffers, in order, and hands out their records one by one. A batch that continues
  * into the next buffer is gathered in a spanning buffer first; all other batches are
  * unpacked in place, without a copy. A buffer is recycled as soon as its last batch
@@ -44,6 +45,7 @@ export class RecordDeserializer {
   private index = 0;
   /** Bytes of a batch (or of its length) that continue from an earlier buffer. */
   private spanning: Buffer | null = null;
+  private spanningShaped = false;
   private spanned = 0;
   private readonly lengthBytes = Buffer.alloc(LENGTH_BYTES);
   private lengthRead = 0;
@@ -70,7 +72,7 @@ export class RecordDeserializer {
     let partial: Buffer;
     if (this.spanning !== null) {
       partial = Buffer.allocUnsafe(LENGTH_BYTES + this.spanned);
-      partial.writeUInt32BE(this.spanning.length, 0);
+      partial.writeUInt32BE((this.spanning.length | (this.spanningShaped ? SHAPED_BATCH : 0)) >>> 0, 0);
       this.spanning.copy(partial, LENGTH_BYTES, 0, this.spanned);
     } else partial = Buffer.from(this.lengthBytes.subarray(0, this.lengthRead));
     return { structures, partial };
@@ -139,20 +141,18 @@ export class RecordDeserializer {
     const position = this.position;
     const available = this.limit - position;
     if (available >= LENGTH_BYTES) {
-      const length =
-        ((segment[position] << 24) | (segment[position + 1] << 16) | (segment[position + 2] << 8) | segment[position + 3]) >>> 0;
+      const word = ((segment[position] << 24) | (segment[position + 1] << 16) | (segment[position + 2] << 8) | segment[position + 3]) >>> 0;
+      const shaped = word >= SHAPED_BATCH;
+      const length = checkedLength(word & ~SHAPED_BATCH);
       const start = position + LENGTH_BYTES;
       const end = start + length;
       if (end <= this.limit) {
         this.position = end;
-        const range = this.range;
-        range.start = start;
-        range.end = end;
-        const batch = this.unpackr.unpack(segment, range);
+        const batch = shaped ? readShapedBatch(segment, start, end) : this.unpack(segment, start, end);
         if (end === this.limit) this.release();
-        return asBatch(batch);
+        return batch;
       }
-      this.beginSpanning(length, start);
+      this.beginSpanning(length, shaped, start);
       return null;
     }
     if (available > 0) {
@@ -163,8 +163,16 @@ export class RecordDeserializer {
     return null;
   }
 
-  private beginSpanning(length: number, start: number): void {
-    this.spanning = Buffer.allocUnsafe(checkedLength(length));
+  private unpack(segment: Buffer, start: number, end: number): readonly unknown[] {
+    const range = this.range;
+    range.start = start;
+    range.end = end;
+    return asBatch(this.unpackr.unpack(segment, range));
+  }
+
+  private beginSpanning(length: number, shaped: boolean, start: number): void {
+    this.spanning = Buffer.allocUnsafe(length);
+    this.spanningShaped = shaped;
     this.spanned = this.segment.copy(this.spanning, 0, start, this.limit);
     this.release();
   }
@@ -181,7 +189,9 @@ export class RecordDeserializer {
         return null;
       }
       this.lengthRead = 0;
-      this.spanning = Buffer.allocUnsafe(checkedLength(this.lengthBytes.readUInt32BE(0)));
+      const word = this.lengthBytes.readUInt32BE(0);
+      this.spanning = Buffer.allocUnsafe(checkedLength(word & ~SHAPED_BATCH));
+      this.spanningShaped = word >= SHAPED_BATCH;
       this.spanned = 0;
     }
     const spanning = this.spanning;
@@ -192,7 +202,7 @@ export class RecordDeserializer {
     if (this.position === this.limit) this.release();
     if (this.spanned < spanning.length) return null;
     this.spanning = null;
-    return asBatch(this.unpackr.unpack(spanning));
+    return this.spanningShaped ? readShapedBatch(spanning, 0, spanning.length) : asBatch(this.unpackr.unpack(spanning));
   }
 
   private release(): void {

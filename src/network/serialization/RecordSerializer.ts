@@ -1,11 +1,14 @@
 import { Packr, REUSE_BUFFER_MODE, RESET_BUFFER_MODE, RESERVE_START_SPACE } from 'msgpackr';
 import { copyBytes } from '../buffer/Bytes.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
+import { ShapedBatchWriter } from './ShapedBatch.js';
 
 /** Bytes of the big-endian length that precedes every batch. */
 export const LENGTH_BYTES = 4;
-/** The largest batch, after packing, that the format carries. */
-export const MAX_BATCH_BYTES = 0x7fff_ffff;
+/** Bit 31 of the length word: the batch is shaped (ShapedBatch.ts), not msgpackr's. */
+export const SHAPED_BATCH = 0x8000_0000;
+/** The largest batch, after packing, that the format carries (bit 30 of the length word is kept free). */
+export const MAX_BATCH_BYTES = 0x3fff_ffff;
 
 // Pack into the Packr's own reused buffer, leaving room in front for the length.
 const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE | RESERVE_START_SPACE | LENGTH_BYTES;
@@ -24,9 +27,12 @@ export function channelPackr(): Packr {
 }
 
 /**
- * Writes records into buffers as length-prefixed batches: each batch is one msgpackr
- * array of records. One pack() per batch instead of per record halves the cost of
- * small records on both sides (the reader unpacks a batch in one call too).
+ * Writes records into buffers as length-prefixed batches: a batch whose records share
+ * a shape (the same keys or length, each field one of string, number, boolean or null)
+ * in our own layout (ShapedBatch.ts), any other as one msgpackr array of records. One
+ * pack() per batch instead of per record halves the cost of small records on both
+ * sides (the reader unpacks a batch in one call too); a shaped batch costs half of
+ * msgpackr's again.
  *
  * add() collects records and estimates the batch's packed size from the last batch,
  * so the writer can close a batch when it about fills the buffer; stage() packs the
@@ -40,6 +46,7 @@ export class RecordSerializer {
   private bytesPerRecord = UNMEASURED;
   /** Packs sample records, with structures of its own, so the channel's stream is untouched. */
   private readonly probe = channelPackr();
+  private readonly shaped = new ShapedBatchWriter();
   private staged: Buffer = EMPTY;
   private detached = false;
   private start = 0;
@@ -79,26 +86,39 @@ export class RecordSerializer {
   stage(): void {
     const pending = this.pending;
     const count = pending.length;
-    let target: Buffer & { start: number; end: number };
+    let target: Buffer;
+    let start = 0;
+    let end: number;
+    let flag = SHAPED_BATCH;
     try {
-      target = this.packr.pack(pending, PACK_MODE) as Buffer & { start: number; end: number };
+      const shaped = this.shaped.write(pending, LENGTH_BYTES);
+      if (shaped !== null) {
+        target = shaped;
+        end = shaped.length;
+      } else {
+        const packed = this.packr.pack(pending, PACK_MODE) as Buffer & { start: number; end: number };
+        target = packed;
+        start = packed.start;
+        end = packed.end;
+        flag = 0;
+      }
     } finally {
       // Records that cannot be packed are not left behind to fail the next batch too.
       pending.length = 0;
     }
-    const start = target.start;
-    const length = target.end - start - LENGTH_BYTES;
+    const length = end - start - LENGTH_BYTES;
     if (length > MAX_BATCH_BYTES) throw new RangeError(`a batch of ${count} record(s) packs into ${length} bytes, over ${MAX_BATCH_BYTES}`);
     this.bytesPerRecord = Math.ceil(length / count);
-    target[start] = length >>> 24;
-    target[start + 1] = length >>> 16;
-    target[start + 2] = length >>> 8;
-    target[start + 3] = length;
+    const word = (length | flag) >>> 0;
+    target[start] = word >>> 24;
+    target[start + 1] = word >>> 16;
+    target[start + 2] = word >>> 8;
+    target[start + 3] = word;
     this.staged = target;
     this.detached = false;
     this.start = start;
     this.position = start;
-    this.end = target.end;
+    this.end = end;
   }
 
   /** Stages one record as a batch of its own. */
@@ -109,8 +129,9 @@ export class RecordSerializer {
 
   /**
    * Moves the staged batch into memory of its own. The batch is staged in msgpackr's
-   * buffer, which is shared by every Packr in the process and overwritten by the
-   * next pack(): a batch that must wait (for a buffer) has to be detached first.
+   * buffer (or the shaped batches' scratch), which is shared by every serializer in the
+   * thread and overwritten by the next stage(): a batch that must wait (for a buffer)
+   * has to be detached first.
    */
   detach(): void {
     if (this.detached) return;
