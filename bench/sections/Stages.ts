@@ -1,7 +1,8 @@
 /**
- * `npm run bench -- --only stages [--quick]`: where a shuffled record's CPU goes, stage
- * by stage of its trip, on `synthetic` pipelined (10 M records of 100 B over 1 M keys;
- * quick: 2 M) on 2 TaskManagers of 1 slot at parallelism 2, after two warm jobs. Needs
+ * `npm run bench -- --only stages [--quick] [--blocking]`: where a shuffled record's CPU
+ * goes, stage by stage of its trip, on `synthetic` pipelined (blocking with --blocking;
+ * 10 M records of 100 B over 1 M keys; quick: 2 M) on 2 TaskManagers of 1 slot at
+ * parallelism 2, after two warm jobs. Needs
  * Linux `perf`. While the measured job runs, `perf record -g` samples every thread of
  * every cluster process (cpu-clock, 999 Hz); each sample goes to the stage of the first
  * frame from the leaf up that a rule of STAGES knows (so a memcpy or a V8 builtin counts
@@ -20,7 +21,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runSynthetic, withCluster, type BenchCluster, type JobStatus } from '../cluster.js';
+import { runSynthetic, withCluster, type BenchCluster, type Exchange, type JobStatus } from '../cluster.js';
 import { CPU_PARALLELISM } from '../cpu.js';
 import type { BenchSection } from './Section.js';
 
@@ -38,6 +39,11 @@ const FREQUENCY = 999;
 const STAGES: { stage: string; frames: RegExp }[] = [
   { stage: 'generate (the generator and the source loop)', frames: /[*^~]generate file:.*\/(Synthetic|JobBuilder)\.js|\/(GenerateSource|Task)\.js:/ },
   { stage: 'select channel, batch (RecordWriter.emit, the selector inlined)', frames: /\/network\/writer\// },
+  // A blocking exchange's partition files: before the partition rule of the hand-over, which would take their frames too.
+  {
+    stage: 'spill write and read back (partition files, checksums, kernel)',
+    frames: /\/(PartitionFile|SpillableSubpartition|BlockingStorage)\.js|crc32|ext4_|vfs_write|vfs_read|do_iter_readv_writev|__x64_sys_pwritev|__x64_sys_pread|uv__fs_|filemap_/,
+  },
   { stage: 'serialize (msgpackr pack, into the shared buffer)', frames: /msgpackr\/pack\.js|\/RecordSerializer\.js/ },
   {
     stage: 'hand over between task and network threads (rings, wake-ups, partitions, pools)',
@@ -61,6 +67,8 @@ const STAGES: { stage: string; frames: RegExp }[] = [
   { stage: 'event loop polling (epoll)', frames: /do_epoll_wait|epoll_pwait/ },
 ];
 const UNKNOWN_SHOWN = 15;
+/** A stage's commonest frames shown: those its rule knew, each sample's nearest the leaf. */
+const FRAMES_SHOWN = 6;
 const JOB_MANAGER = 'JobManager (every thread)';
 const OTHER = 'other (control plane, reports, scheduling, Node)';
 
@@ -69,6 +77,8 @@ export interface StageRow {
   samples: number;
   share: number;
   nsPerRecord: number;
+  /** The frames its rule knew in the most samples. */
+  frames: { frame: string; samples: number }[];
 }
 
 interface ThreadCpu {
@@ -78,6 +88,7 @@ interface ThreadCpu {
 }
 
 export interface StageFigures {
+  exchange: Exchange;
   records: number;
   seconds: number;
   cpuSeconds: number;
@@ -96,8 +107,9 @@ export const STAGES_SECTION: BenchSection = {
   about: "where a synthetic record's CPU goes, stage by stage, with perf (Linux perf needed)",
   async run(quick) {
     const records = quick ? 2_000_000 : 10_000_000;
+    const exchange: Exchange = process.argv.includes('--blocking') ? 'blocking' : 'pipelined';
     if (spawnSync('perf', ['--version']).status !== 0) throw new Error('stages: needs Linux perf (apt-get install linux-perf)');
-    const figures = await withPerfMaps(() => withCluster({ slots: 1 }, (cluster) => measureStages(cluster, records)));
+    const figures = await withPerfMaps(() => withCluster({ slots: 1 }, (cluster) => measureStages(cluster, records, exchange)));
     printStages(figures);
     return figures;
   },
@@ -124,8 +136,8 @@ async function withPerfMaps<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
-async function measureStages(cluster: BenchCluster, records: number): Promise<StageFigures> {
-  for (let i = 0; i < 2; i++) await runSynthetic(cluster, records, 'pipelined', { parallelism: CPU_PARALLELISM });
+async function measureStages(cluster: BenchCluster, records: number, exchange: Exchange): Promise<StageFigures> {
+  for (let i = 0; i < 2; i++) await runSynthetic(cluster, records, exchange, { parallelism: CPU_PARALLELISM });
   const pids = cluster.pids();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-stages-'));
   try {
@@ -136,13 +148,13 @@ async function measureStages(cluster: BenchCluster, records: number): Promise<St
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const threadsBefore = threadTimes(pids);
     const cpu = cluster.cpuSeconds();
-    const { run, status } = await runSynthetic(cluster, records, 'pipelined', { parallelism: CPU_PARALLELISM });
+    const { run, status } = await runSynthetic(cluster, records, exchange, { parallelism: CPU_PARALLELISM });
     const cpuSeconds = cluster.cpuSeconds() - cpu;
     const threads = threadCpu(pids, threadsBefore, threadTimes(pids), records);
     perf.kill('SIGINT');
     await exited;
     const nsPerRecord = (cpuSeconds * 1e9) / records;
-    return { records, seconds: run.seconds, cpuSeconds, nsPerRecord, ...attribute(data, pids, nsPerRecord), threads, tasks: taskTimes(status) };
+    return { exchange, records, seconds: run.seconds, cpuSeconds, nsPerRecord, ...attribute(data, pids, nsPerRecord), threads, tasks: taskTimes(status) };
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
     // A few MB each, and of no use once the samples are attributed.
@@ -156,6 +168,7 @@ function attribute(data: string, pids: number[], nsPerRecord: number): Pick<Stag
   if (script.status !== 0) throw new Error(`perf script: ${script.stderr}`);
   const maps = new Map(pids.map((pid) => [pid, new PerfMap(`/tmp/perf-${pid}.map`)]));
   const counts = new Map<string, number>();
+  const matched = new Map<string, Map<string, number>>();
   const unknown = new Map<string, number>();
   let samples = 0;
   for (const block of script.stdout.split('\n\n')) {
@@ -163,27 +176,35 @@ function attribute(data: string, pids: number[], nsPerRecord: number): Pick<Stag
     if (lines.length === 0) continue;
     const [pid] = lines[0].trim().split(/[\s/]+/).map(Number);
     const frames = lines.slice(1).map((line) => frameName(line, maps.get(pid)));
-    const stage = pid === pids[0] ? JOB_MANAGER : stageOf(frames);
+    const { stage, frame } = pid === pids[0] ? { stage: JOB_MANAGER, frame: frames[0] } : stageOf(frames);
     counts.set(stage, (counts.get(stage) ?? 0) + 1);
+    const byFrame = matched.get(stage) ?? new Map<string, number>();
+    matched.set(stage, byFrame.set(frame, (byFrame.get(frame) ?? 0) + 1));
     if (stage === OTHER) unknown.set(frames[0], (unknown.get(frames[0]) ?? 0) + 1);
     samples++;
   }
   const order = [...STAGES.map((s) => s.stage), JOB_MANAGER, OTHER];
   const stages = order.map((stage) => {
     const n = counts.get(stage) ?? 0;
-    return { stage, samples: n, share: n / samples, nsPerRecord: (n / samples) * nsPerRecord };
+    return { stage, samples: n, share: n / samples, nsPerRecord: (n / samples) * nsPerRecord, frames: commonest(matched.get(stage), FRAMES_SHOWN) };
   });
-  const top = [...unknown].sort((a, b) => b[1] - a[1]).slice(0, UNKNOWN_SHOWN);
-  return { stages, samples, unknown: top.map(([frame, n]) => ({ frame, samples: n })) };
+  return { stages, samples, unknown: commonest(unknown, UNKNOWN_SHOWN) };
 }
 
-/** The stage of the first frame from the leaf up that a rule knows (the first such rule, for a frame several know). */
-function stageOf(frames: string[]): string {
+function commonest(counts: Map<string, number> | undefined, n: number): { frame: string; samples: number }[] {
+  return [...(counts ?? [])]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([frame, samples]) => ({ frame, samples }));
+}
+
+/** The stage of the first frame from the leaf up that a rule knows (the first such rule, for a frame several know), and that frame. */
+function stageOf(frames: string[]): { stage: string; frame: string } {
   for (const frame of frames) {
     const rule = STAGES.find((s) => s.frames.test(frame));
-    if (rule) return rule.stage;
+    if (rule) return { stage: rule.stage, frame };
   }
-  return OTHER;
+  return { stage: OTHER, frame: frames[0] };
 }
 
 /** `ADDRESS SYMBOL (DSO)` of perf script; JIT addresses looked up in the process's map. */
@@ -283,10 +304,13 @@ function taskTimes(status: JobStatus): StageFigures['tasks'] {
 
 function printStages(f: StageFigures): void {
   const pct = (share: number): string => `${(share * 100).toFixed(1)}%`;
-  console.log(`\nsynthetic pipelined, ${f.records.toLocaleString('en-US')} records, 2 TaskManagers x 1 slot, parallelism ${CPU_PARALLELISM}: ${f.seconds.toFixed(2)} s, ${f.cpuSeconds.toFixed(2)} CPU s of every cluster process, ${f.nsPerRecord.toFixed(0)} ns a record; ${f.samples} perf samples\n`);
+  console.log(`\nsynthetic ${f.exchange}, ${f.records.toLocaleString('en-US')} records, 2 TaskManagers x 1 slot, parallelism ${CPU_PARALLELISM}: ${f.seconds.toFixed(2)} s, ${f.cpuSeconds.toFixed(2)} CPU s of every cluster process, ${f.nsPerRecord.toFixed(0)} ns a record; ${f.samples} perf samples\n`);
   console.log('| stage | ns/record | share |\n| --- | ---: | ---: |');
   for (const s of f.stages) console.log(`| ${s.stage} | ${s.nsPerRecord.toFixed(0)} | ${pct(s.share)} |`);
-  console.log(`\nthe commonest leaf frames of "${OTHER}": ${f.unknown.map((u) => `${u.frame} (${u.samples})`).join('; ')}`);
+  const list = (frames: { frame: string; samples: number }[]): string => frames.map((u) => `${u.frame.replace(/ file:\/\/\S*\//, ' ')} (${u.samples})`).join('; ');
+  console.log('\nthe frames each stage was known by, commonest first:');
+  for (const s of f.stages) if (s.frames.length > 0 && s.stage !== OTHER) console.log(`- ${s.stage}: ${list(s.frames)}`);
+  console.log(`\nthe commonest leaf frames of "${OTHER}": ${list(f.unknown)}`);
   console.log('\n| threads (/proc) | CPU s | ns/record |\n| --- | ---: | ---: |');
   for (const t of f.threads) console.log(`| ${t.kind} | ${t.cpuSeconds.toFixed(2)} | ${t.nsPerRecord.toFixed(0)} |`);
   console.log('\n| tasks | busy ms | backpressured ms | idle ms |\n| --- | ---: | ---: | ---: |');

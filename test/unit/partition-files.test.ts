@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import type { NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
 import type { ResultPartition } from '../../src/network/partition/ResultPartition.js';
 import { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
 import { BroadcastSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
@@ -166,5 +167,34 @@ describe('sort-merge readers whose consumers wait', () => {
     expect(await readSubpartition(env, reading, 0), 'the build side, read meanwhile').toEqual(rows(5000));
     const [a, b, c] = await readByChannel<Row>(probe.gate);
     expect([a.length, b.length, c.length]).toEqual([1667, 1667, 1666]);
+  }, 20_000);
+});
+
+describe('blocking readers whose consumers wait', () => {
+  test('read ahead only what their pool can spare, so that a reader whose consumer reads still gets buffers, and every subpartition reads exactly', async () => {
+    const { env } = await environment({ budget: 64 * KiB });
+    const partition = env.createPartition('job/4/0', 'blocking', 3);
+    const { pool } = partition;
+    await writeAll(new RecordWriter<Row>(partition, new RebalanceSelector(0), -1), rows(10_000));
+    expect(partition.bytesSpilled, 'spilled: the data is larger than the budget').toBeGreaterThan(10 * pool.max * pool.segmentSize);
+    // Two channels whose consumer took a buffer of each and reads no more: their views read ahead what they could.
+    const waiting = env.createInputGate([0, 1].map((subpartition) => ({ address: { partitionId: partition.id, subpartition }, remote: null })), 'waiting');
+    waiting.gate.requestPartitions();
+    const held: NetworkBuffer[] = [];
+    const channels = new Set<number>();
+    while (channels.size < 2) {
+      await waiting.gate.waitForData();
+      const buffer = waiting.gate.pollNextAny();
+      if (buffer === null) continue;
+      held.push(buffer);
+      channels.add(waiting.gate.lastChannel);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pool.buffersInUse, 'read ahead: more than the buffers taken').toBeGreaterThan(held.length);
+    expect(pool.buffersInUse, "the waiting views left the pool its minimum, but for each one's first buffer").toBeLessThanOrEqual(pool.limit - pool.min + 2);
+    expect(await readSubpartition(env, partition, 2), 'the third, read meanwhile').toEqual(rows(10_000).filter((row) => row[0] % 3 === 2));
+    for (const buffer of held) buffer.recycle();
+    waiting.gate.close();
+    for (const subpartition of [0, 1]) expect(await readSubpartition(env, partition, subpartition)).toEqual(rows(10_000).filter((row) => row[0] % 3 === subpartition));
   }, 20_000);
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { DataType, NetworkBuffer, unpooledBuffer } from '../buffer/NetworkBuffer.js';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import { EventType, eventBuffer } from '../serialization/Events.js';
-import { encodeBuffers, readBufferAt, writeFully } from './PartitionFile.js';
+import { encodeBuffers, readBuffersAt, writeFully } from './PartitionFile.js';
 import {
   PartitionReleasedError,
   type AvailabilityListener,
@@ -14,6 +14,12 @@ import { SpillwayError } from '../../errors/Errors.js';
 
 /** How many buffers one writev() takes at most (each is two chunks: header and payload). */
 const MAX_WRITE_BATCH = 128;
+/**
+ * How many buffers a view reads ahead with one preadv: a read per 32 KiB buffer cost the
+ * network thread a thread-pool round trip each, more than the copy. The next run is read
+ * once half of this one is polled.
+ */
+const READ_AHEAD = 16;
 
 /**
  * Blocking exchange: buffers are kept in memory until the partition's memory budget
@@ -165,26 +171,38 @@ export class SpillableSubpartition implements ResultSubpartition {
     return this.isSpilled ? null : this.memory[i].retain();
   }
 
-  /** For views: reads the i-th buffer of the spill file into a buffer of the pool. */
-  async readSpilled(i: number): Promise<NetworkBuffer> {
-    const length = this.lengths[i];
-    const type = this.types[i];
-    const buffer =
-      type === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(length), type) : await this.pool.requestBufferAsync();
+  /**
+   * For views: reads buffers `from` on of the spill file, up to `max` of them, into
+   * buffers of the pool: the first waits for the pool, the rest are only those it can
+   * spare now, leaving its minimum (a buffer for each subpartition's view, and one) to the
+   * other views, whose consumers may be the ones that can go on.
+   */
+  async readSpilled(from: number, max: number): Promise<NetworkBuffer[]> {
+    const targets: NetworkBuffer[] = [];
     try {
+      const end = Math.min(this.offsets.length, from + max);
+      for (let i = from; i < end; i++) {
+        const target = this.types[i] === DataType.EVENT ? unpooledBuffer(Buffer.allocUnsafe(this.lengths[i]), DataType.EVENT) : i === from ? await this.pool.requestBufferAsync() : this.spareBuffer();
+        if (target === null) break;
+        targets.push(target);
+      }
       if (this.fd === null || this.failure !== null) throw this.failure ?? new SpillwayError('SPW_ERR_PARTITION_RELEASED', `${this.name} has no file`);
-      await this.readFile(this.fd, buffer, this.offsets[i]);
-      return buffer;
+      await this.readFile(this.fd, targets, from);
+      return targets;
     } catch (error) {
-      buffer.recycle();
+      for (const target of targets) target.recycle();
       throw error;
     }
   }
 
-  private async readFile(fd: number, target: NetworkBuffer, position: number): Promise<void> {
+  private spareBuffer(): NetworkBuffer | null {
+    return this.pool.buffersInUse + this.pool.min < this.pool.limit ? this.pool.requestBuffer() : null;
+  }
+
+  private async readFile(fd: number, targets: NetworkBuffer[], from: number): Promise<void> {
     this.reads++;
     try {
-      await readBufferAt(fd, position, target, `spill file of ${this.name}`);
+      await readBuffersAt(fd, this.offsets[from], targets, this.lengths.slice(from, from + targets.length), `spill file of ${this.name}`);
     } finally {
       this.reads--;
       if (this.failure !== null) this.closeFileWhenIdle();
@@ -264,7 +282,8 @@ export class SpillableSubpartition implements ResultSubpartition {
 class SpillableView implements ResultSubpartitionView {
   private next = 0;
   private dataPolled = 0;
-  private prefetched: NetworkBuffer | null = null;
+  /** Buffers read ahead from the spill file, from `next` on. */
+  private prefetched: NetworkBuffer[] = [];
   private reading = false;
   private error: Error | null = null;
   private released = false;
@@ -278,10 +297,8 @@ class SpillableView implements ResultSubpartitionView {
     if (this.error !== null) throw this.error;
     const sub = this.subpartition;
     if (!sub.isReady || this.released || this.next >= sub.bufferCount) return null;
-    let buffer = this.prefetched;
-    if (buffer !== null) {
-      this.prefetched = null;
-    } else {
+    let buffer = this.prefetched.shift() ?? null;
+    if (buffer === null) {
       buffer = sub.memoryBuffer(this.next);
       if (buffer === null) {
         this.prefetch();
@@ -305,8 +322,7 @@ class SpillableView implements ResultSubpartitionView {
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.prefetched?.recycle();
-    this.prefetched = null;
+    this.recyclePrefetched();
     this.subpartition.forgetView(this);
   }
 
@@ -316,24 +332,29 @@ class SpillableView implements ResultSubpartitionView {
 
   fail(): void {
     this.error = this.subpartition.failureCause;
-    this.prefetched?.recycle();
-    this.prefetched = null;
+    this.recyclePrefetched();
     this.listener();
   }
 
-  /** Reads the next buffer from disk ahead of the consumer's poll. */
+  private recyclePrefetched(): void {
+    for (const buffer of this.prefetched.splice(0)) buffer.recycle();
+  }
+
+  /** Reads the next run of buffers from disk ahead of the consumer's polls, once fewer than half a run are left. */
   private prefetch(): void {
-    if (this.reading || this.prefetched !== null || this.next >= this.subpartition.bufferCount) return;
+    const from = this.next + this.prefetched.length;
+    if (this.reading || this.prefetched.length > READ_AHEAD / 2 || from >= this.subpartition.bufferCount) return;
     this.reading = true;
-    this.subpartition.readSpilled(this.next).then(
-      (buffer) => {
+    this.subpartition.readSpilled(from, READ_AHEAD).then(
+      (buffers) => {
         this.reading = false;
         if (this.released || this.error !== null) {
-          buffer.recycle();
+          for (const buffer of buffers) buffer.recycle();
           return;
         }
-        this.prefetched = buffer;
-        this.listener();
+        const wasEmpty = this.prefetched.length === 0;
+        this.prefetched.push(...buffers);
+        if (wasEmpty) this.listener();
       },
       (error: Error) => {
         this.reading = false;
