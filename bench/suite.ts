@@ -70,7 +70,11 @@ interface Sizes {
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
-  /** Records of each synthetic run with and without /metrics scraped. */
+  /**
+   * Records of each synthetic run with and without /metrics scraped: runs of several
+   * seconds, so that each sees several scrapes (a run of 1.5 s saw one, and the ratio was
+   * the noise of the run).
+   */
   scrapingRecords: number;
   /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
   recoveryBytes: number;
@@ -91,7 +95,7 @@ const QUICK: Sizes = {
   tlsRecords: 300_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
-  scrapingRecords: 1_000_000,
+  scrapingRecords: 3_000_000,
   recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
   managed: MANAGED_QUICK,
@@ -109,7 +113,7 @@ const FULL: Sizes = {
   tlsRecords: 1_500_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
-  scrapingRecords: 10_000_000,
+  scrapingRecords: 30_000_000,
   recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
   managed: MANAGED_FULL,
