@@ -9,10 +9,15 @@ import { SpillwayError } from '../../errors/Errors.js';
 // | u32 LE      | bit 0:    | layout (1), fields n (1), types (n),  | COUNT rows of  | UTF-8, in |
 // | records     | strings   | objects: n keys, each u16 LE bytes +  | the fields in  | row order |
 // |             | are ASCII | UTF-8                                 | order          |           |
+// |             | bit 1:    |                                       |                |           |
+// |             | timed     |                                       |                |           |
 // +-------------+-----------+---------------------------------------+----------------+-----------+
 //
 // A row's field: STRING u32 LE byte length, INT32 i32 LE, FLOAT64 f64 LE, BOOLEAN u8,
 // NULL nothing. The batch's length word in front (RecordSerializer) has bit 31 set.
+// A timed batch is an edge of event time's, where each record follows its timestamp in
+// the stream: each row starts with the timestamp, f64 LE, and the batch reads back as
+// timestamp, record, timestamp, record.
 //
 // Strings are why it is cheaper than msgpackr: the writer concatenates them and
 // encodes them with one call a batch; the reader decodes an ASCII batch's strings a
@@ -23,6 +28,9 @@ import { SpillwayError } from '../../errors/Errors.js';
 /** Bytes in front of the shape: the count and the flags. */
 const PREFIX_BYTES = 5;
 const ASCII = 1;
+const TIMED = 2;
+/** The timestamp in front of a timed batch's row. */
+const TIMESTAMP_BYTES = 8;
 /** A batch with more string units than this goes to msgpackr: its strings are one string while it is written. */
 const MAX_STRING_UNITS = 1 << 26;
 /** A batch of more records than this goes to msgpackr; a reader refuses a count over it. */
@@ -61,6 +69,8 @@ type ReadRows = (view: DataView, position: number, count: number, strings: Strin
 
 interface ShapeWriter {
   readonly shape: RecordShape;
+  /** Each record follows its timestamp: the batch holds records.length / 2 rows. */
+  readonly timed: boolean;
   /** The SHAPE part of the header. */
   readonly descriptor: Buffer;
   readonly rowBytes: number;
@@ -115,8 +125,7 @@ export class ShapedBatchWriter {
     }
     let end = this.writer === null ? -1 : writeBatch(this.writer, records, front);
     if (end < 0) {
-      const shape = detectShape(records);
-      this.writer = shape === null ? null : writerFor(shape);
+      this.writer = detectWriter(records);
       end = this.writer === null ? -1 : writeBatch(this.writer, records, front);
     }
     if (end < 0) {
@@ -133,11 +142,27 @@ export class ShapedBatchWriter {
 /** The most batches not tried for a shape after one that had none. */
 export const SKIP_AFTER_MISS = 64;
 
+/** The writer of the records' shape, or of every second one's, each after a number (its timestamp); null if they have none. */
+function detectWriter(records: readonly unknown[]): ShapeWriter | null {
+  const shape = detectShape(records);
+  if (shape !== null) return writerFor(shape, false);
+  if (records.length % 2 !== 0) return null;
+  const timed: unknown[] = [];
+  for (let i = 0; i < records.length; i += 2) {
+    if (typeof records[i] !== 'number') return null;
+    timed.push(records[i + 1]);
+  }
+  const recordShape = detectShape(timed);
+  return recordShape === null ? null : writerFor(recordShape, true);
+}
+
 /** Writes the batch into the scratch after `front` bytes; its end, or -1 if a record does not fit the shape. */
 function writeBatch(writer: ShapeWriter, records: readonly unknown[], front: number): number {
   if (scratch.length > LARGE_SCRATCH) reserveFresh();
-  const count = records.length;
+  if (writer.timed && records.length % 2 !== 0) return -1;
+  const count = writer.timed ? records.length / 2 : records.length;
   if (count > MAX_RECORDS) return -1;
+  const flags = writer.timed ? TIMED : 0;
   const descriptor = writer.descriptor;
   const rows = front + PREFIX_BYTES + descriptor.length;
   const stringsStart = rows + count * writer.rowBytes;
@@ -148,17 +173,17 @@ function writeBatch(writer: ShapeWriter, records: readonly unknown[], front: num
   scratchView.setUint32(front, count, true);
   descriptor.copy(scratch, front + PREFIX_BYTES);
   if (strings.length === 0) {
-    scratch[front + 4] = ASCII;
+    scratch[front + 4] = ASCII | flags;
     return stringsStart;
   }
   reserve(stringsStart + 3 * strings.length, stringsStart);
   const bytes = scratch.utf8Write(strings, stringsStart);
   if (bytes === strings.length) {
-    scratch[front + 4] = ASCII;
+    scratch[front + 4] = ASCII | flags;
     return stringsStart + bytes;
   }
-  scratch[front + 4] = 0;
-  return rewriteStrings(writer, records, rows, stringsStart);
+  scratch[front + 4] = flags;
+  return rewriteStrings(writer, records, count, rows, stringsStart);
 }
 
 /**
@@ -166,13 +191,13 @@ function writeBatch(writer: ShapeWriter, records: readonly unknown[], front: num
  * own with its byte length in its row, for the reader to decode one by one. A lone
  * surrogate becomes U+FFFD, as msgpackr writes it.
  */
-function rewriteStrings(writer: ShapeWriter, records: readonly unknown[], rows: number, stringsStart: number): number {
-  const { shape, rowBytes } = writer;
+function rewriteStrings(writer: ShapeWriter, records: readonly unknown[], count: number, rows: number, stringsStart: number): number {
+  const { shape, rowBytes, timed } = writer;
   const keys = shape.keys;
   const objects = shape.layout === ShapeLayout.OBJECT;
   let position = stringsStart;
-  for (let i = 0; i < records.length; i++) {
-    const record = records[i] as Record<string | number, string>;
+  for (let i = 0; i < count; i++) {
+    const record = records[timed ? 2 * i + 1 : i] as Record<string | number, string>;
     for (const { offset, field } of writer.strings) {
       const value = objects ? record[keys[field]] : record[field];
       reserve(position + 3 * value.length, position);
@@ -192,12 +217,12 @@ function reserveFresh(): void {
 /** The largest end of a batch in the scratch: its length word and 0x3fffffff bytes. */
 const MAX_BATCH_END = 0x3fff_ffff;
 
-function writerFor(shape: RecordShape): ShapeWriter {
-  const signature = shapeSignature(shape);
+function writerFor(shape: RecordShape, timed: boolean): ShapeWriter {
+  const signature = `${timed ? 'timed ' : ''}${shapeSignature(shape)}`;
   let writer = writers.get(signature);
   if (writer === undefined) {
     if (writers.size >= MAX_CACHED_SHAPES) writers.clear();
-    writer = compileWriter(shape);
+    writer = compileWriter(shape, timed);
     writers.set(signature, writer);
   }
   return writer;
@@ -217,10 +242,10 @@ function descriptorOf(shape: RecordShape): Buffer {
   return descriptor;
 }
 
-/** Where each field sits in a row, and the row's size. */
-function rowLayout(types: readonly FieldType[]): { offsets: number[]; rowBytes: number } {
+/** Where each field sits in a row, and the row's size; a timed row's fields follow its timestamp. */
+function rowLayout(types: readonly FieldType[], timed: boolean): { offsets: number[]; rowBytes: number } {
   const offsets: number[] = [];
-  let rowBytes = 0;
+  let rowBytes = timed ? TIMESTAMP_BYTES : 0;
   for (const type of types) {
     offsets.push(rowBytes);
     rowBytes += FIELD_BYTES[type];
@@ -234,16 +259,13 @@ function rowLayout(types: readonly FieldType[]): { offsets: number[]; rowBytes: 
  * type) while it writes its row, the field accesses literal so that V8 keeps them
  * monomorphic.
  */
-function compileWriter(shape: RecordShape): ShapeWriter {
-  const { offsets, rowBytes } = rowLayout(shape.types);
+function compileWriter(shape: RecordShape, timed: boolean): ShapeWriter {
+  const { offsets, rowBytes } = rowLayout(shape.types, timed);
   const objects = shape.layout === ShapeLayout.OBJECT;
   const n = shape.types.length;
-  const lines: string[] = [
-    'let s = "";',
-    'for (let i = 0; i < count; i++) {',
-    '  const r = records[i];',
-    '  if (typeof r !== "object" || r === null || getPrototypeOf(r) !== PROTOTYPE) return null;',
-  ];
+  const lines: string[] = ['let s = "";', 'for (let i = 0; i < count; i++) {'];
+  if (timed) lines.push('  const t = records[2 * i];', '  if (typeof t !== "number") return null;', '  view.setFloat64(p, t, true);');
+  lines.push(`  const r = records[${timed ? '2 * i + 1' : 'i'}];`, '  if (typeof r !== "object" || r === null || getPrototypeOf(r) !== PROTOTYPE) return null;');
   if (objects) lines.push('  let k = 0;', '  for (const key in r) if (key !== KEYS[k++]) return null;', `  if (k !== ${n}) return null;`);
   else lines.push(`  if (r.length !== ${n}) return null;`);
   shape.types.forEach((type, f) => {
@@ -280,7 +302,7 @@ function compileWriter(shape: RecordShape): ShapeWriter {
     shape.keys,
   ) as FillRows;
   const strings = shape.types.flatMap((type, field) => (type === FieldType.STRING ? [{ offset: offsets[field], field }] : []));
-  return { shape, descriptor: descriptorOf(shape), rowBytes, strings, fill };
+  return { shape, timed, descriptor: descriptorOf(shape), rowBytes, strings, fill };
 }
 
 /**
@@ -348,14 +370,17 @@ export function readShapedBatch(segment: Buffer, start: number, end: number): un
   if (end - start < PREFIX_BYTES + 2) throw corrupt('it is shorter than its header');
   const view = new DataView(segment.buffer, segment.byteOffset, segment.length);
   const count = view.getUint32(start, true);
-  const ascii = (segment[start + 4] & ASCII) !== 0;
+  const flags = segment[start + 4];
+  if ((flags & ~(ASCII | TIMED)) !== 0) throw corrupt(`its flags are ${flags}`);
+  const ascii = (flags & ASCII) !== 0;
+  const timed = (flags & TIMED) !== 0;
   const descriptorStart = start + PREFIX_BYTES;
   const descriptorEnd = descriptorEndOf(segment, descriptorStart, end);
-  const signature = bytes.latin1Slice(descriptorStart, descriptorEnd);
+  const signature = `${timed ? 'timed ' : ''}${bytes.latin1Slice(descriptorStart, descriptorEnd)}`;
   let reader = readers.get(signature);
   if (reader === undefined) {
     if (readers.size >= MAX_CACHED_SHAPES) readers.clear();
-    reader = compileReader(parseDescriptor(bytes, descriptorStart, descriptorEnd));
+    reader = compileReader(parseDescriptor(bytes, descriptorStart, descriptorEnd), timed);
     readers.set(signature, reader);
   }
   const stringsStart = descriptorEnd + count * reader.rowBytes;
@@ -415,9 +440,10 @@ function parseDescriptor(segment: Bytes, start: number, end: number): RecordShap
  * "payload": v1}` or `[v0, v1]`), its values read first in field order, so that every
  * record of the shape gets the same hidden class in V8.
  */
-function compileReader(shape: RecordShape): ShapeReader {
-  const { offsets, rowBytes } = rowLayout(shape.types);
-  const lines: string[] = ['const out = new Array(count);', 'for (let i = 0; i < count; i++) {'];
+function compileReader(shape: RecordShape, timed: boolean): ShapeReader {
+  const { offsets, rowBytes } = rowLayout(shape.types, timed);
+  const lines: string[] = [`const out = new Array(${timed ? '2 * count' : 'count'});`, 'for (let i = 0; i < count; i++) {'];
+  if (timed) lines.push('  out[2 * i] = view.getFloat64(p, true);');
   shape.types.forEach((type, f) => {
     const at = `p + ${offsets[f]}`;
     const read = {
@@ -431,7 +457,7 @@ function compileReader(shape: RecordShape): ShapeReader {
   });
   const values = shape.types.map((_, f) => `v${f}`);
   const literal = shape.layout === ShapeLayout.OBJECT ? `{${shape.keys.map((key, f) => `${JSON.stringify(key)}: ${values[f]}`).join(', ')}}` : `[${values.join(', ')}]`;
-  lines.push(`  out[i] = ${literal};`, `  p += ${rowBytes};`, '}', 'return out;');
+  lines.push(`  out[${timed ? '2 * i + 1' : 'i'}] = ${literal};`, `  p += ${rowBytes};`, '}', 'return out;');
   const read = new Function(`return function readRows(view, p, count, strings) {\n${lines.join('\n')}\n};`)() as ReadRows;
   return { rowBytes, read };
 }
