@@ -42,7 +42,6 @@ import { alternateRuns, formatCount, formatMs, median, MiB, repeatRuns, type Mea
 import { measureScraping, type ScrapingFigures } from './metrics.js';
 import { measureRecovery, RECOVERY_RESTART, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
-import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures, type ManagedSizes } from './managed.js';
 import { BareThreads, type ThreadScalingRun } from './threadScaling.js';
 import { runSweep, type SweepOptions, type SweepPoint } from './sweep.js';
 import { measureTlsTransport, type TlsFigures } from './tls.js';
@@ -79,7 +78,6 @@ interface Sizes {
   /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
   recoveryBytes: number;
   sweep: SweepOptions;
-  managed: ManagedSizes;
   partitions: PartitionSizes;
   /** The CPU-per-record figures (bench/cpu.ts), on 2 TaskManagers of 1 slot. */
   cpu: CpuSizes;
@@ -98,7 +96,6 @@ const QUICK: Sizes = {
   scrapingRecords: 2_000_000,
   recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
-  managed: MANAGED_QUICK,
   partitions: QUICK_PARTITIONS,
   cpu: { repeats: 1, syntheticRecords: 1_000_000, combineRecords: 1_000_000, combineKeys: 1_000_000 },
 };
@@ -116,7 +113,6 @@ const FULL: Sizes = {
   scrapingRecords: 20_000_000,
   recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
-  managed: MANAGED_FULL,
   partitions: FULL_PARTITIONS,
   cpu: { repeats: 3, syntheticRecords: 10_000_000, combineRecords: 10_000_000, combineKeys: 1_000_000 },
 };
@@ -160,7 +156,6 @@ interface Figures {
   sweep?: SweepPoint[];
   /** The synthetic job with and without /metrics scraped every second. */
   scraping?: ScrapingFigures;
-  managed?: ManagedFigures;
   partitions?: PartitionFigures;
 }
 
@@ -245,7 +240,6 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
   await attempt(`recovery: blocking word count, ${sizes.recoveryBytes / 1e6} MB, a TaskManager killed halfway, in turns with an undisturbed run`, async () => {
     figures.recovery = await measureRecovery(sizes.recoveryBytes, sizes.repeats);
   });
-  await measureManaged(sizes.managed, (figures.managed = {}), attempt);
   await measurePartitions(sizes.partitions, (figures.partitions = {}), attempt);
   await attempt('sweep: latency against throughput', async () => {
     figures.sweep = await runSweep(sizes.sweep, log);
@@ -458,7 +452,6 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 
   spillRows(figures, rows, target);
   recoveryRow(figures, rows, target);
-  managedRows(figures.managed ?? {}, rows, target);
   rows.push(...partitionRows(figures.partitions ?? {}, diskWrite, target));
   sweepRows(figures, rows, pipeRate);
   for (const { part, error } of errors) rows.push({ figure: `error in ${part}`, measured: error, result: 'ERROR' });
@@ -682,7 +675,7 @@ const COLUMNS: [keyof Row, string][] = [
 ];
 
 /** A Markdown table, padded so that it also reads well in a terminal. */
-function renderTable(rows: readonly Row[]): string {
+export function renderTable(rows: readonly Row[]): string {
   const cells = rows.map((row) => COLUMNS.map(([key]) => (row[key] ?? '').replace(/\|/g, '\\|')));
   const widths = COLUMNS.map(([, title], c) => Math.max(title.length, 3, ...cells.map((r) => r[c].length)));
   const line = (values: string[]): string => `| ${values.map((v, c) => v.padEnd(widths[c])).join(' | ')} |`;

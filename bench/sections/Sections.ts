@@ -5,6 +5,7 @@ export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   checkpoints: async () => (await import('./Checkpoints.js')).CHECKPOINTS,
   cpu: async () => (await import('./Cpu.js')).CPU_SECTION,
   connectors: async () => (await import('./Connectors.js')).CONNECTORS,
+  managed: async () => (await import('./Managed.js')).MANAGED,
   nexmark: async () => (await import('./Nexmark.js')).NEXMARK,
   'redis-pg': async () => (await import('./RedisPostgres.js')).REDIS_POSTGRES,
   stages: async () => (await import('./Stages.js')).STAGES_SECTION,
