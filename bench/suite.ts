@@ -36,7 +36,7 @@ import {
   type TaskManagerMemory,
   type WordCountRun,
 } from './cluster.js';
-import { CPU_PARALLELISM, measureCpu, type CpuFigures, type CpuRun, type CpuSizes } from './cpu.js';
+import { CPU_FULL, CPU_PARALLELISM, CPU_QUICK, measureCpu, type CpuFigures, type CpuRun, type CpuSizes } from './cpu.js';
 import { differs, runExample, runOwnCode, uploadExample, type ExampleRun } from './exampleWordCount.js';
 import { alternateRuns, formatCount, formatMs, median, MiB, repeatRuns, type Measured } from './measure.js';
 import { measureScraping, type ScrapingFigures } from './metrics.js';
@@ -97,7 +97,7 @@ const QUICK: Sizes = {
   recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
   partitions: QUICK_PARTITIONS,
-  cpu: { repeats: 1, syntheticRecords: 1_000_000, combineRecords: 1_000_000, combineKeys: 1_000_000 },
+  cpu: CPU_QUICK,
 };
 
 const FULL: Sizes = {
@@ -114,7 +114,7 @@ const FULL: Sizes = {
   recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
   partitions: FULL_PARTITIONS,
-  cpu: { repeats: 3, syntheticRecords: 10_000_000, combineRecords: 10_000_000, combineKeys: 1_000_000 },
+  cpu: CPU_FULL,
 };
 
 /** How much data the spill run gives each TaskManager, in multiples of its network memory. */
@@ -460,6 +460,18 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 
 export type Target = (name: string, value: number | null, pass: boolean) => 'PASS' | 'FAIL';
 
+/** A section's table (`--only NAME`): the rows `build` gives, then what failed; the names of the targets missed. */
+export function printRows(build: (rows: Row[], target: Target) => void, extra: readonly Row[] = []): string[] {
+  const rows: Row[] = [];
+  const missed: string[] = [];
+  build(rows, (name, _value, pass) => {
+    if (!pass) missed.push(name);
+    return verdict(pass);
+  });
+  console.log(`\n${renderTable([...rows, ...extra])}\n\n${missed.length === 0 ? 'every target passes' : `missed: ${missed.join('; ')}`}`);
+  return missed;
+}
+
 function recoveryRow({ recovery }: Figures, rows: Row[], target: Target): void {
   const ratio = recovery ? recovery.killed.median.seconds / recovery.undisturbed.median.seconds : null;
   const exact = recovery !== undefined && [...recovery.undisturbed.runs, ...recovery.killed.runs].every((r) => r.exact);
@@ -560,7 +572,8 @@ const OWN_NS_TARGET = 150;
 const BLOCKING_TARGET = 0.75;
 const EXAMPLE_TARGET = 1.15;
 
-function cpuRows({ packr, pipelined, blocking, combine }: CpuFigures, rows: Row[], target: Target, pipeRate: number | undefined): void {
+/** The CPU rows; `pipeRate` null where no ideal pipe was measured (a section of its own), undefined where it failed. */
+export function cpuRows({ packr, pipelined, blocking, combine }: CpuFigures, rows: Row[], target: Target, pipeRate: number | null | undefined): void {
   const baseNs = packr?.best.nsPerRecord;
   const ns = (value: number): string => `${value.toFixed(0)} ns`;
   rows.push({
@@ -571,7 +584,7 @@ function cpuRows({ packr, pipelined, blocking, combine }: CpuFigures, rows: Row[
   const cpuRow = (figure: string, run: CpuRun | undefined): Row => ({
     figure: `${figure}, ${where}: records/s and CPU of every cluster process a record`,
     measured: run ? `${recs(run.recordsPerSec)} (${mb(run.mbPerSec)}), ${ns(run.nsPerRecord)} CPU` : 'error',
-    baseline: [baseNs === undefined ? 'msgpackr error' : `msgpackr ${ns(baseNs)}`, pipeRate ? `ideal pipe ${recs(pipeRate)}` : 'ideal pipe error'].join('; '),
+    baseline: [baseNs === undefined ? 'msgpackr error' : `msgpackr ${ns(baseNs)}`, ...(pipeRate === null ? [] : [pipeRate ? `ideal pipe ${recs(pipeRate)}` : 'ideal pipe error'])].join('; '),
     ratio: run && baseNs !== undefined ? `own ${ns(run.nsPerRecord - baseNs)}${pipeRate ? `; ${x(run.recordsPerSec / pipeRate)}` : ''}` : '',
   });
   const p = pipelined?.best;
@@ -675,7 +688,7 @@ const COLUMNS: [keyof Row, string][] = [
 ];
 
 /** A Markdown table, padded so that it also reads well in a terminal. */
-export function renderTable(rows: readonly Row[]): string {
+function renderTable(rows: readonly Row[]): string {
   const cells = rows.map((row) => COLUMNS.map(([key]) => (row[key] ?? '').replace(/\|/g, '\\|')));
   const widths = COLUMNS.map(([, title], c) => Math.max(title.length, 3, ...cells.map((r) => r[c].length)));
   const line = (values: string[]): string => `| ${values.map((v, c) => v.padEnd(widths[c])).join(' | ')} |`;

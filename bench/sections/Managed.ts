@@ -5,7 +5,7 @@
  * default suite, which took more than its 10 minutes with them in slow hours.
  */
 import { MANAGED_FULL, MANAGED_QUICK, managedRows, measureManaged, type ManagedFigures } from '../managed.js';
-import { renderTable, type Row, type Target } from '../suite.js';
+import { printRows, type Row } from '../suite.js';
 import type { BenchSection } from './Section.js';
 
 export const MANAGED: BenchSection = {
@@ -22,14 +22,7 @@ export const MANAGED: BenchSection = {
         errors.push({ figure: `error in ${part}`, measured: error instanceof Error ? error.message : String(error), result: 'ERROR' });
       }
     });
-    const rows: Row[] = [];
-    const failed: string[] = [];
-    const target: Target = (name, _value, pass) => {
-      if (!pass) failed.push(name);
-      return pass ? 'PASS' : 'FAIL';
-    };
-    managedRows(figures, rows, target);
-    console.log(`\n${renderTable([...rows, ...errors])}\n\n${failed.length === 0 ? 'every target passes' : `missed: ${failed.join('; ')}`}`);
+    printRows((rows, target) => managedRows(figures, rows, target), errors);
     if (errors.length > 0) process.exitCode = 1;
     return figures;
   },
