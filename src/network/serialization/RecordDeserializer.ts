@@ -50,8 +50,10 @@ export class RecordDeserializer {
   private readonly lengthBytes = Buffer.alloc(LENGTH_BYTES);
   private lengthRead = 0;
   private readonly range = { start: 0, end: 0 };
-  /** Where a buffer of shared memory is copied to be read. */
+  /** Where a buffer of shared memory is copied for msgpackr to read. */
   private scratch: Buffer = EMPTY;
+  /** The current buffer is in shared memory (a local channel's, or the network thread's). */
+  private shared = false;
 
   constructor(private readonly unpackr: Unpackr = channelUnpackr()) {}
 
@@ -87,7 +89,7 @@ export class RecordDeserializer {
     if (this.buffer !== null || this.index < this.records.length) throw new SpillwayError('SPW_ERR_INTERNAL', 'previous buffer not fully read');
     // Decompressing copies out of shared memory too.
     if (buffer.compressed) buffer = decompress(buffer, buffer.capacity);
-    else if (buffer.segment.buffer instanceof SharedArrayBuffer) buffer = this.copyOutOfSharedMemory(buffer);
+    this.shared = buffer.segment.buffer instanceof SharedArrayBuffer;
     this.buffer = buffer;
     this.segment = buffer.segment;
     this.position = 0;
@@ -114,16 +116,21 @@ export class RecordDeserializer {
   /**
    * msgpackr reads strings out of shared memory at about half its speed: one copy of
    * the buffer into memory of this thread costs less, and the buffer goes back to its
-   * pool (and its sender's credit) at once. Records never point into the copy.
+   * pool (and its sender's credit) at once. Records never point into the copy. Shaped
+   * batches read shared memory as fast as their own, so a buffer is copied only when a
+   * msgpackr batch comes in it.
    */
-  private copyOutOfSharedMemory(buffer: NetworkBuffer): NetworkBuffer {
+  private copyOutOfSharedMemory(): void {
+    const buffer = this.buffer!;
     const size = buffer.size;
     if (this.scratch.length < size) this.scratch = Buffer.allocUnsafeSlow(buffer.capacity);
     copyBytes(buffer.segment, 0, this.scratch, 0, size);
     buffer.recycle();
     const copy = new NetworkBuffer(this.scratch, UNPOOLED, buffer.dataType);
     copy.size = size;
-    return copy;
+    this.buffer = copy;
+    this.segment = this.scratch;
+    this.shared = false;
   }
 
   /** Drops the current buffer and any partial batch (the channel is gone). */
@@ -148,7 +155,8 @@ export class RecordDeserializer {
       const end = start + length;
       if (end <= this.limit) {
         this.position = end;
-        const batch = shaped ? readShapedBatch(segment, start, end) : this.unpack(segment, start, end);
+        if (!shaped && this.shared) this.copyOutOfSharedMemory();
+        const batch = shaped ? readShapedBatch(segment, start, end) : this.unpack(this.segment, start, end);
         if (end === this.limit) this.release();
         return batch;
       }
@@ -209,6 +217,7 @@ export class RecordDeserializer {
     const buffer = this.buffer!;
     this.buffer = null;
     this.segment = EMPTY;
+    this.shared = false;
     this.position = 0;
     this.limit = 0;
     buffer.recycle();

@@ -12,6 +12,8 @@ export const MAX_BATCH_BYTES = 0x3fff_ffff;
 
 // Pack into the Packr's own reused buffer, leaving room in front for the length.
 const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE | RESERVE_START_SPACE | LENGTH_BYTES;
+// A probe only measures: into the probe's reused buffer, with no copy out of it.
+const PROBE_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE;
 
 /** Before anything was packed the size of a record is unknown: the first record goes alone, and measures it. */
 const UNMEASURED = Number.POSITIVE_INFINITY;
@@ -163,7 +165,8 @@ export class RecordSerializer {
   private checkEstimate(record: unknown): void {
     let bytes: number;
     try {
-      bytes = this.probe.pack(record).length;
+      const packed = this.probe.pack(record, PROBE_MODE) as Buffer & { start: number; end: number };
+      bytes = packed.end - packed.start;
     } catch {
       return; // stage() reports a record that cannot be packed, as the writer's failure
     }
