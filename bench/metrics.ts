@@ -49,6 +49,13 @@ async function scraping(cluster: BenchCluster, during: () => Promise<SyntheticRu
   }
 }
 
+/**
+ * Records of each run and runs of each kind: runs of several seconds, so that each sees
+ * several scrapes (a run of 1.5 s saw one, and the ratio was the noise of the run).
+ */
+export const SCRAPING_FULL = { records: 20_000_000, repeats: 3 };
+export const SCRAPING_QUICK = { records: 2_000_000, repeats: 1 };
+
 /** The synthetic job unscraped and scraped, in turns, after a warm-up run (a quarter the size); exact results or the part fails. */
 export async function measureScraping(cluster: BenchCluster, records: number, repeats: number): Promise<ScrapingFigures> {
   const exact = async (size = records): Promise<SyntheticRun> => {

@@ -1,8 +1,7 @@
 /**
- * `npm run bench [-- --quick]`: the micro-benchmarks (full mode only), the transport
- * table (1 and 4 channels beside raw loopback TCP), then the suite: cluster figures
- * with their baselines and targets, the latency sweep and its chart. Everything lands
- * in bench/results/<timestamp>.json. `npm run bench -- --only NAME [--quick]` runs one
+ * `npm run bench [-- --quick]`: the micro-benchmarks (full mode only), then the suite:
+ * cluster figures with their baselines and targets, the latency sweep and its chart.
+ * Everything lands in bench/results/<timestamp>.json. `npm run bench -- --only NAME [--quick]` runs one
  * section of its own instead (bench/sections/Sections.ts lists them).
  */
 import { spawnSync } from 'node:child_process';
@@ -10,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import { machineInfo, timestamp, writeResults } from './results.js';
 import { SECTIONS } from './sections/Sections.js';
 import { runSuite } from './suite.js';
-import { formatTransportReport, transportBenchmark, DEFAULT_CASES } from './transport.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.indexOf('--only');
@@ -36,9 +34,7 @@ async function runAll(): Promise<void> {
     const micro = spawnSync(process.execPath, [fileURLToPath(new URL('./micro.js', import.meta.url))], { stdio: 'inherit' });
     if (micro.status !== 0) process.exitCode = 1;
   }
-  const transport = await transportBenchmark(DEFAULT_CASES, quick ? 1 : 3);
-  console.log(formatTransportReport(transport));
-  const result = await runSuite({ quick, extra: { transport } });
+  const result = await runSuite({ quick });
   // Failed targets are findings, not errors; a part that could not run at all is one.
   if (result.errors.length > 0) process.exitCode = 1;
 }

@@ -39,7 +39,7 @@ import {
 import { CPU_FULL, CPU_PARALLELISM, CPU_QUICK, measureCpu, type CpuFigures, type CpuRun, type CpuSizes } from './cpu.js';
 import { differs, runExample, runOwnCode, uploadExample, type ExampleRun } from './exampleWordCount.js';
 import { alternateRuns, formatCount, formatMs, median, MiB, repeatRuns, type Measured } from './measure.js';
-import { measureScraping, type ScrapingFigures } from './metrics.js';
+import type { ScrapingFigures } from './metrics.js';
 import { measureRecovery, RECOVERY_RESTART, type RecoveryFigures } from './recovery.js';
 import { machineInfo, resultPath, timestamp, writeResults, type MachineInfo } from './results.js';
 import { BareThreads, type ThreadScalingRun } from './threadScaling.js';
@@ -50,8 +50,6 @@ import { FULL_PARTITIONS, measurePartitions, partitionRows, QUICK_PARTITIONS, ty
 
 export interface SuiteOptions {
   quick: boolean;
-  /** Figures measured before the suite (the transport table), kept in the results file too. */
-  extra?: Record<string, unknown>;
 }
 
 interface Sizes {
@@ -69,12 +67,6 @@ interface Sizes {
   diskBytes: number;
   /** Network memory of the spill cluster's TaskManagers; each gets 4x this much data. */
   spillMemory: string;
-  /**
-   * Records of each synthetic run with and without /metrics scraped: runs of several
-   * seconds, so that each sees several scrapes (a run of 1.5 s saw one, and the ratio was
-   * the noise of the run).
-   */
-  scrapingRecords: number;
   /** Corpus of the recovery run (blocking word count, a TaskManager killed halfway). */
   recoveryBytes: number;
   sweep: SweepOptions;
@@ -93,7 +85,6 @@ const QUICK: Sizes = {
   tlsRecords: 300_000,
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
-  scrapingRecords: 2_000_000,
   recoveryBytes: 10_000_000,
   sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
   partitions: QUICK_PARTITIONS,
@@ -110,7 +101,6 @@ const FULL: Sizes = {
   tlsRecords: 1_500_000,
   diskBytes: 1 << 30,
   spillMemory: '64mb',
-  scrapingRecords: 20_000_000,
   recoveryBytes: 100_000_000,
   sweep: { throughputRecords: 1_000_000, repeats: 1, probeRate: 2000, probeMs: 2000, probeWarmupMs: 500 },
   partitions: FULL_PARTITIONS,
@@ -154,8 +144,6 @@ interface Figures {
   spill?: ClusterFigure<SpillRun> & { networkMemory: number };
   recovery?: RecoveryFigures;
   sweep?: SweepPoint[];
-  /** The synthetic job with and without /metrics scraped every second. */
-  scraping?: ScrapingFigures;
   partitions?: PartitionFigures;
 }
 
@@ -170,7 +158,6 @@ export interface SuiteResult {
   errors: { part: string; error: string }[];
   table: string;
   files: { json: string; svg?: string };
-  extra?: Record<string, unknown>;
 }
 
 interface TargetResult {
@@ -205,7 +192,7 @@ export async function runSuite(options: SuiteOptions): Promise<SuiteResult> {
   const seconds = (performance.now() - started) / 1000;
   const { table, targets } = report(figures, errors, sizes);
   const files = await writeFiles(stamp, figures.sweep, machine, sizes.sweep);
-  const result: SuiteResult = { stamp, mode: options.quick ? 'quick' : 'full', machine, sizes, seconds, figures, targets, errors, table, files, extra: options.extra };
+  const result: SuiteResult = { stamp, mode: options.quick ? 'quick' : 'full', machine, sizes, seconds, figures, targets, errors, table, files };
   writeResults(stamp, result);
   console.log(`\nSpillway bench (${result.mode}), ${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, commit ${machine.commit}`);
   console.log(`${PARALLELISM}-way parallel on ${TASK_MANAGERS} TaskManagers; medians of ${sizes.repeats} run(s); ${seconds.toFixed(0)} s in all\n`);
@@ -232,9 +219,6 @@ async function measureAll(sizes: Sizes, figures: Figures, attempt: Attempt, log:
     figures.tls = await measureTlsTransport(repeats, sizes.tlsRecords);
   });
   await measureSynthetic(sizes, figures, attempt);
-  await attempt(`metrics: synthetic pipelined, ${formatCount(sizes.scrapingRecords)} records, /metrics scraped every second and not, in turns`, () =>
-    withCluster({}, async (cluster) => void (figures.scraping = await measureScraping(cluster, sizes.scrapingRecords, sizes.repeats))),
-  );
   await measureWordCounts(sizes, figures, attempt);
   await measureSpill(sizes, figures, attempt);
   await attempt(`recovery: blocking word count, ${sizes.recoveryBytes / 1e6} MB, a TaskManager killed halfway, in turns with an undisturbed run`, async () => {
@@ -448,7 +432,6 @@ function report(figures: Figures, errors: { part: string; error: string }[], siz
 
   wordCountRows(figures, rows, target);
   exampleRow(figures, rows, target);
-  scrapingRow(figures, rows, target);
 
   spillRows(figures, rows, target);
   recoveryRow(figures, rows, target);
@@ -623,7 +606,8 @@ function exampleRow({ example }: Figures, rows: Row[], target: Target): void {
   });
 }
 
-function scrapingRow({ scraping }: Figures, rows: Row[], target: Target): void {
+/** The row of `npm run bench -- --only metrics` (bench/sections/Metrics.ts). */
+export function scrapingRows(scraping: ScrapingFigures | undefined, rows: Row[], target: Target): void {
   const ratio = scraping ? scraping.scraped.median.recordsPerSec / scraping.unscraped.median.recordsPerSec : null;
   const scraped = scraping?.scraped.median;
   rows.push({

@@ -6,7 +6,9 @@ export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   cpu: async () => (await import('./Cpu.js')).CPU_SECTION,
   connectors: async () => (await import('./Connectors.js')).CONNECTORS,
   managed: async () => (await import('./Managed.js')).MANAGED,
+  metrics: async () => (await import('./Metrics.js')).METRICS,
   nexmark: async () => (await import('./Nexmark.js')).NEXMARK,
   'redis-pg': async () => (await import('./RedisPostgres.js')).REDIS_POSTGRES,
   stages: async () => (await import('./Stages.js')).STAGES_SECTION,
+  transport: async () => (await import('./Transport.js')).TRANSPORT,
 };
