@@ -12,6 +12,7 @@ import {
   CustomSelector,
   ForwardSelector,
   KeyGroupSelector,
+  keyGroupOf,
   RangeSelector,
   RebalanceSelector,
   type ChannelSelector,
@@ -131,9 +132,42 @@ describe('KeyGroupSelector (hash)', () => {
     for (const [a, b] of pairs) expect(selector.selectChannel(a)).toBe(selector.selectChannel(b));
   });
 
+  test('key groups are those of every earlier version, whose checkpoints and savepoints hold state by key group', () => {
+    // [key, key group of 128, key group of 32768], taken from the code before hashes became int32s.
+    const pinned: [unknown, number, number][] = [
+      ['', 11, 31755],
+      ['a', 25, 6169],
+      ['word', 98, 28770],
+      ['Spillway', 94, 29406],
+      ['ünïcødé', 109, 27117],
+      ['😀', 58, 1978],
+      [0, 0, 0],
+      [1, 55, 10423],
+      [-1, 57, 28473],
+      [42, 92, 19804],
+      [2147483647, 40, 3752],
+      [-2147483648, 32, 26016],
+      [2147483648, 5, 14597],
+      [1.5, 28, 3996],
+      [-0.25, 20, 32532],
+      [1e300, 66, 21058],
+      [Number.MAX_SAFE_INTEGER, 47, 12847],
+      [true, 75, 7755],
+      [false, 71, 9159],
+      [null, 114, 29554],
+      [[1, 'a'], 10, 29578],
+      [['x', ['y', 2]], 78, 15054],
+      [{ b: 1, a: 'z' }, 27, 23835],
+      [10n, 126, 16766],
+    ];
+    const groups = pinned.map(([key]) => [keyGroupOf(key), keyGroupOf(key, 32768)]);
+    expect(groups).toEqual(pinned.map(([, small, large]) => [small, large]));
+  });
+
   test('rejects a max parallelism that is not a positive integer, and more channels than key groups', () => {
     expect(() => new KeyGroupSelector((k) => k, 0)).toThrow(RangeError);
     expect(() => new KeyGroupSelector((k) => k, 2.5)).toThrow(RangeError);
+    expect(() => new KeyGroupSelector((k) => k, 32769)).toThrow(RangeError);
     expect(() => new KeyGroupSelector((k) => k, 4).setup(5)).toThrow(RangeError);
   });
 });

@@ -270,6 +270,13 @@ describe('shaped batches', () => {
       constructor(readonly x: number) {}
     }
     expect(oneBatch([new Point(1)]).shaped).toBe(false);
+    // Plain is what msgpackr calls plain (the constructor is Object): a field named constructor, an inherited key.
+    const named = { constructor: 'c', a: 1 };
+    expect(oneBatch([named]).shaped).toBe(false);
+    expect(oneBatch([named]).back).toEqual([throughMsgpackr(named)]);
+    const inheriting = Object.assign(Object.create({ inherited: 1 }) as object, { a: 1 });
+    expect(oneBatch([inheriting, { a: 2 }]).back).toEqual([inheriting, { a: 2 }].map(throughMsgpackr));
+    expect(oneBatch([Object.assign(Object.create(null) as object, { a: 1 })]).shaped).toBe(false);
     expect(oneBatch([{ a: 1n }]).shaped).toBe(false);
     expect(oneBatch([{ a: undefined }]).shaped).toBe(false);
     // A hole reads as undefined.

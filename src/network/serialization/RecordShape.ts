@@ -31,9 +31,6 @@ export interface RecordShape {
   readonly types: readonly FieldType[];
 }
 
-const OBJECT_PROTOTYPE = Object.prototype;
-const ARRAY_PROTOTYPE = Array.prototype;
-
 /**
  * The shape every one of `records` has, or null when they have none: a record that is
  * not a plain object or a plain array, a value that is not a string, number, boolean
@@ -45,9 +42,10 @@ export function detectShape(records: readonly unknown[]): RecordShape | null {
   if (records.length === 0) return null;
   const first = records[0];
   if (typeof first !== 'object' || first === null) return null;
-  const prototype = Object.getPrototypeOf(first);
-  if (prototype === ARRAY_PROTOTYPE) return detectArrays(records, (first as unknown[]).length);
-  if (prototype === OBJECT_PROTOTYPE) return detectObjects(records, Object.keys(first));
+  // Plain as msgpackr decides it: by the constructor.
+  const constructor = (first as { constructor?: unknown }).constructor;
+  if (constructor === Array) return detectArrays(records, (first as unknown[]).length);
+  if (constructor === Object) return detectObjects(records, Object.keys(first));
   return null;
 }
 
@@ -56,7 +54,7 @@ function detectArrays(records: readonly unknown[], length: number): RecordShape 
   const types = new Array<FieldType>(length).fill(FieldType.INT32);
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
-    if (typeof record !== 'object' || record === null || Object.getPrototypeOf(record) !== ARRAY_PROTOTYPE) return null;
+    if (typeof record !== 'object' || record === null || record.constructor !== Array) return null;
     const values = record as unknown[];
     if (values.length !== length) return null;
     for (let f = 0; f < length; f++) if (!fits(types, f, values[f], i === 0)) return null;
@@ -71,7 +69,7 @@ function detectObjects(records: readonly unknown[], keys: string[]): RecordShape
   const types = new Array<FieldType>(length).fill(FieldType.INT32);
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
-    if (typeof record !== 'object' || record === null || Object.getPrototypeOf(record) !== OBJECT_PROTOTYPE) return null;
+    if (typeof record !== 'object' || record === null || record.constructor !== Object) return null;
     const own = Object.keys(record);
     if (own.length !== length) return null;
     for (let f = 0; f < length; f++) {

@@ -1,4 +1,4 @@
-import { stableHash } from './StableHash.js';
+import { bucketOf, stableHash } from './StableHash.js';
 import { SpillwayError } from '../../errors/Errors.js';
 
 /** Picks the channel (subpartition) of each record; a broadcast selector sends every record to all. */
@@ -12,6 +12,8 @@ export interface ChannelSelector<T> {
 export type KeySelector<T> = (record: T) => unknown;
 
 export const DEFAULT_MAX_PARALLELISM = 128;
+/** The most key groups a job may have, as Flink's upper bound of max parallelism. */
+export const MAX_KEY_GROUPS = 32768;
 
 /** One-to-one: every record to the single consumer. */
 export class ForwardSelector<T> implements ChannelSelector<T> {
@@ -64,8 +66,8 @@ export class KeyGroupSelector<T> implements ChannelSelector<T> {
     private readonly key: KeySelector<T>,
     readonly maxParallelism = DEFAULT_MAX_PARALLELISM,
   ) {
-    if (!Number.isInteger(maxParallelism) || maxParallelism < 1) {
-      throw new RangeError(`max parallelism must be a positive integer, not ${maxParallelism}`);
+    if (!Number.isInteger(maxParallelism) || maxParallelism < 1 || maxParallelism > MAX_KEY_GROUPS) {
+      throw new RangeError(`max parallelism must be an integer from 1 to ${MAX_KEY_GROUPS}, not ${maxParallelism}`);
     }
   }
 
@@ -83,7 +85,7 @@ export class KeyGroupSelector<T> implements ChannelSelector<T> {
 }
 
 export function keyGroupOf(key: unknown, maxParallelism = DEFAULT_MAX_PARALLELISM): number {
-  return stableHash(key) % maxParallelism;
+  return bucketOf(stableHash(key), maxParallelism);
 }
 
 export function channelForKey(key: unknown, n: number, maxParallelism = DEFAULT_MAX_PARALLELISM): number {

@@ -1,4 +1,4 @@
-import { mixHash, stableHash } from '../../network/writer/StableHash.js';
+import { bucketOf, mixHash, stableHash } from '../../network/writer/StableHash.js';
 import { pause, type RecordSink } from './RecordSink.js';
 import { removeSpillFile, spilledRecords } from './SpillFile.js';
 import type { SpillOutput } from './OperatorMemory.js';
@@ -14,7 +14,7 @@ export const MAX_SPILL_DEPTH = 4;
  * the keys of one task share a key-group range) and of the levels above.
  */
 export function spillPartition(key: unknown, depth: number): number {
-  return mixHash((stableHash(key) ^ levelSalt(depth)) >>> 0) % SPILL_PARTITIONS;
+  return bucketOf(mixHash(stableHash(key) ^ levelSalt(depth)), SPILL_PARTITIONS);
 }
 
 /** What a level of repartitioning salts its hashes with. */

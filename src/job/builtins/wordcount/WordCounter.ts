@@ -1,4 +1,4 @@
-import { mixHash } from '../../../network/writer/StableHash.js';
+import { bucketOf, mixHash } from '../../../network/writer/StableHash.js';
 import { forEachWord, isWordCodePoint, lowerWordCodePoint } from '../../Tokenizer.js';
 
 /** Per byte: a separator (an ASCII byte that is not [A-Za-z0-9']), part of an ASCII word, or the start of a multi-byte sequence. */
@@ -140,7 +140,7 @@ export class WordCounter {
     const groupOf = new Int32Array(this.distinct);
     const sizes = new Int32Array(groups);
     for (let e = 0; e < this.distinct; e++) {
-      const group = mixHash(this.hashes[e] ^ salt) % groups;
+      const group = bucketOf(mixHash(this.hashes[e] ^ salt), groups);
       groupOf[e] = group;
       sizes[group] += varintSize(this.lengths[e]) + this.lengths[e] + varintSize(this.counts[e]);
     }
