@@ -122,6 +122,7 @@ export class JobManager {
     if (this.ticker) clearInterval(this.ticker);
     this.registry.close();
     this.modules?.close();
+    await this.submitter?.close();
     await this.http.close();
     await this.store?.close();
   }

@@ -12,7 +12,7 @@ import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../n
 import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
 import type { JobReference } from '../rpc/TaskDeployment.js';
 import type { JobSubmission } from './Job.js';
-import { loadInSandbox } from './ModuleSandbox.js';
+import { ModuleSandbox } from './ModuleSandbox.js';
 import type { Modules } from './Modules.js';
 import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from './RestartStrategy.js';
 
@@ -78,12 +78,20 @@ export interface SubmitterOptions {
 export class JobSubmitter {
   /** Modules being loaded for a submission, with how many loads of each are under way. */
   private readonly defining = new Map<string, number>();
+  private readonly sandbox: ModuleSandbox;
 
   constructor(
     private readonly modules: Modules,
     private readonly loader: JobLoader,
     private readonly options: SubmitterOptions,
-  ) {}
+  ) {
+    this.sandbox = new ModuleSandbox(options.moduleLoadTimeoutMs);
+  }
+
+  /** Ends the sandbox thread kept for the next submission. */
+  close(): Promise<void> {
+    return this.sandbox.close();
+  }
 
   /** Modules in use by a submission now: the sweeper must not take their files away meanwhile. */
   modulesInUse(): Iterable<string> {
@@ -145,7 +153,7 @@ export class JobSubmitter {
     this.defining.set(hash, (this.defining.get(hash) ?? 0) + 1);
     try {
       await this.loader.prepare(ref);
-      return await loadInSandbox({ dir: this.options.importsDir, ref, parallelism }, this.options.moduleLoadTimeoutMs);
+      return await this.sandbox.load({ dir: this.options.importsDir, ref, parallelism });
     } finally {
       const left = this.defining.get(hash)! - 1;
       if (left === 0) this.defining.delete(hash);

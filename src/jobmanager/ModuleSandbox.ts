@@ -6,11 +6,14 @@ import type { JobReference } from '../rpc/TaskDeployment.js';
 /** A sandbox thread's heap limit: a module that builds a huge graph fails, the JobManager does not. */
 const SANDBOX_HEAP_MB = 256;
 
+/** A sandbox thread that has imported this many distinct modules is not kept: their code stays in its heap. */
+const MAX_MODULES_PER_SANDBOX = 16;
+
 /** What a function of the job becomes on its way out of the sandbox (functions cannot cross threads). */
 export const FUNCTION_MARK = '__spillwayFunction';
 
-/** The sandbox's answer: the job's shape, or why it could not be defined (SPW_ERR_INVALID_JOB, SPW_ERR_MODULE, ...). */
-export type SandboxAnswer = { shape: unknown } | { error: SerializedError };
+/** The sandbox's answer: the job's shape, or why it could not be defined (SPW_ERR_INVALID_JOB, SPW_ERR_MODULE, ...), and the modules the thread has imported. */
+export type SandboxAnswer = ({ shape: unknown } | { error: SerializedError }) & { modules: number };
 
 export interface SandboxRequest {
   dir: string;
@@ -19,33 +22,99 @@ export interface SandboxRequest {
 }
 
 /**
- * Loads an uploaded job module in a worker thread, with a time limit, and returns its
+ * Loads uploaded job modules in a worker thread, with a time limit, and returns each
  * definition's shape: stages, edges and sinks as the JobManager plans with them, every
  * function a stub (job code runs on TaskManagers only). A module whose top level or
- * definition never returns, throws or runs out of heap fails only its submission.
+ * definition never returns, throws or runs out of heap fails only its submission, and
+ * its thread is ended. A thread that answered is kept for the next submission, as task
+ * threads are: starting one and loading the engine's modules into it took 160-180 ms of
+ * every submission of a module.
  */
-export async function loadInSandbox(request: SandboxRequest, timeoutMs: number): Promise<JobDefinition> {
-  const worker = new Worker(new URL('./ModuleSandboxThread.js', import.meta.url), {
-    workerData: request,
-    resourceLimits: { maxOldGenerationSizeMb: SANDBOX_HEAP_MB },
-  });
-  let timer: NodeJS.Timeout | null = null;
-  try {
-    const answer = await new Promise<SandboxAnswer>((resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} did not define its job within ${timeoutMs} ms (--module-load-timeout)`)),
-        timeoutMs,
-      );
-      worker.once('message', resolve);
-      worker.once('error', (error) => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} failed to load: ${error.message}`)));
-      worker.once('exit', (code) => reject(new SpillwayError('SPW_ERR_MODULE', `module ${request.ref.module} ended its loader with exit code ${code}`)));
-    });
+export class ModuleSandbox {
+  private idle: Worker | null = null;
+  private closed = false;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  async load(request: SandboxRequest): Promise<JobDefinition> {
+    const worker = this.idle ?? spawnSandbox();
+    this.idle = null;
+    worker.off('error', this.dropIdle).off('exit', this.dropIdle).ref();
+    let answer: SandboxAnswer;
+    try {
+      answer = await ask(worker, request, this.timeoutMs);
+    } catch (error) {
+      void worker.terminate();
+      throw error;
+    }
+    this.keep(worker, answer.modules);
     if ('error' in answer) throw deserializeError(answer.error);
     return revive(answer.shape) as JobDefinition;
-  } finally {
-    if (timer) clearTimeout(timer);
-    await worker.terminate();
   }
+
+  /** Ends the kept thread. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const idle = this.idle;
+    this.idle = null;
+    await idle?.terminate();
+  }
+
+  /** Keeps a thread that answered for the next submission, unless one is kept already, it holds too many modules, or the sandbox is closed. */
+  private keep(worker: Worker, modules: number): void {
+    if (this.closed || this.idle !== null || modules > MAX_MODULES_PER_SANDBOX) {
+      void worker.terminate();
+      return;
+    }
+    // An idle thread holds the JobManager's process open no longer than its other handles do.
+    worker.unref();
+    this.idle = worker;
+    worker.once('error', this.dropIdle).once('exit', this.dropIdle);
+  }
+
+  /** A thread that fails or ends while idle (a timer of a module's code) is dropped, not reused. */
+  private readonly dropIdle = (): void => {
+    const worker = this.idle;
+    this.idle = null;
+    void worker?.terminate();
+  };
+}
+
+function spawnSandbox(): Worker {
+  const worker = new Worker(new URL('./ModuleSandboxThread.js', import.meta.url), {
+    resourceLimits: { maxOldGenerationSizeMb: SANDBOX_HEAP_MB },
+  });
+  // An error while no request listens must not be an unhandled 'error' event, which would end the JobManager.
+  worker.on('error', () => {});
+  return worker;
+}
+
+/** One request to a sandbox thread: its answer, or SPW_ERR_MODULE when it times out, fails or ends first. */
+function ask(worker: Worker, request: SandboxRequest, timeoutMs: number): Promise<SandboxAnswer> {
+  const module = request.ref.module;
+  return new Promise<SandboxAnswer>((resolve, reject) => {
+    const settle = (): void => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    const fail = (error: SpillwayError): void => {
+      settle();
+      reject(error);
+    };
+    const onMessage = (answer: SandboxAnswer): void => {
+      settle();
+      resolve(answer);
+    };
+    const onError = (error: Error): void => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} failed to load: ${error.message}`));
+    const onExit = (code: number): void => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} ended its loader with exit code ${code}`));
+    const timer = setTimeout(() => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} did not define its job within ${timeoutMs} ms (--module-load-timeout)`)), timeoutMs);
+    worker.on('message', onMessage);
+    worker.once('error', onError);
+    worker.once('exit', onExit);
+    worker.postMessage(request);
+  });
 }
 
 /** The shape with every function mark turned back into a stub. */

@@ -1,15 +1,17 @@
 /**
- * The entry point of a module sandbox thread: loads one job module, defines and
- * validates its job, and answers with the job's shape (functions marked, see ModuleSandbox).
+ * The entry point of a module sandbox thread: for each request, loads a job module,
+ * defines and validates its job, and answers with the job's shape (functions marked,
+ * see ModuleSandbox). Modules stay imported for the next requests.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { serializeError, SpillwayError } from '../errors/Errors.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { validateJob } from '../job/JobDefinition.js';
 import { checkSources } from '../connectors/Sources.js';
 import { FUNCTION_MARK, type SandboxAnswer, type SandboxRequest } from './ModuleSandbox.js';
 
-const { dir, ref, parallelism } = workerData as SandboxRequest;
+/** Imported modules by hash, per folder of modules (one JobManager's). */
+const loaders = new Map<string, JobLoader>();
 
 function shape(value: unknown, seen: Set<object>): unknown {
   if (typeof value === 'function') return { [FUNCTION_MARK]: true };
@@ -21,15 +23,19 @@ function shape(value: unknown, seen: Set<object>): unknown {
   return copy;
 }
 
-async function define(): Promise<SandboxAnswer> {
+async function define({ dir, ref, parallelism }: SandboxRequest): Promise<SandboxAnswer> {
+  let loader = loaders.get(dir);
+  if (loader === undefined) loaders.set(dir, (loader = new JobLoader(dir, null)));
   try {
-    const definition = await new JobLoader(dir, null).load(ref);
+    const definition = await loader.load(ref);
     checkSources(validateJob(definition, parallelism));
-    return { shape: shape(definition, new Set()) };
+    return { shape: shape(definition, new Set()), modules: loader.importedModules };
   } catch (error) {
     // What the module's own code threw (at its top level, or defining the job) has no code of ours.
-    return { error: serializeError(error, 'SPW_ERR_MODULE') };
+    return { error: serializeError(error, 'SPW_ERR_MODULE'), modules: loader.importedModules };
   }
 }
 
-parentPort!.postMessage(await define());
+parentPort!.on('message', (request: SandboxRequest) => {
+  void define(request).then((answer) => parentPort!.postMessage(answer));
+});

@@ -252,6 +252,37 @@ test('a module that spins at load is refused with 400 naming the timeout, and th
   expectCounts(await result<[string, number]>(url, (await waitFor(url, next), next)), reference);
 }, 60_000);
 
+test('the sandbox thread kept between submissions: after modules that spin, throw at their top level or leave a timer that throws, modules define their jobs with their own params', async () => {
+  // A job whose collected record is its params' value: a module defined twice gives each submission its own.
+  const echo = (tag: string): string => `export default (params) => ({ name: '${tag}', stages: [
+    { name: 'gen', parallelism: 1, source: { kind: 'generate', generate: function* () { yield ['${tag}', params.value]; } } },
+    { name: 'out', parallelism: 1, inputs: [{ from: 'gen', partitioning: { type: 'forward' } }], sink: { kind: 'collect' } } ] });`;
+  const run = async (hash: string, value: number): Promise<unknown[]> => {
+    const id = await submitJob(url, { module: hash, params: { value }, parallelism: 1 });
+    expect((await waitFor(url, id)).state).toBe('FINISHED');
+    return result(url, id);
+  };
+  const refusal = (source: string): Promise<{ status?: number; code?: string }> =>
+    uploadModule(url, source).then((hash) =>
+      callJson('POST', `${url}/jobs`, { module: hash, parallelism: 1 }).then(
+        () => ({}),
+        (error: { status?: number; code?: string }) => error,
+      ),
+    );
+  const first = await uploadModule(url, echo('first'));
+  expect(await run(first, 1)).toEqual([['first', 1]]);
+  expect(await run(first, 2)).toEqual([['first', 2]]);
+  expect(await refusal(`throw new Error('at the top level');`)).toMatchObject({ status: 400, code: 'SPW_ERR_MODULE' });
+  expect(await run(first, 3)).toEqual([['first', 3]]);
+  // Defines its job, then its timer throws in the kept thread: that thread is dropped, and the JobManager stays.
+  const timer = await uploadModule(url, `setTimeout(() => { throw new Error('thrown in the sandbox after the answer'); }, 100);\n${echo('timer')}`);
+  expect(await run(timer, 4)).toEqual([['timer', 4]]);
+  await sleep(300);
+  expect(await run(await uploadModule(url, echo('second')), 5)).toEqual([['second', 5]]);
+  expect(await refusal(`for (;;) {}\nexport default { name: 'never', stages: [] };`)).toMatchObject({ status: 400, code: 'SPW_ERR_MODULE' });
+  expect(await run(first, 6)).toEqual([['first', 6]]);
+}, 60_000);
+
 test('a TaskManager that stops answering is declared lost; when it wakes it drops its work and registers again', async () => {
   const id = await wordCount({ every: 200, tokenizePauseMs: 20 }, { exchange: 'blocking', restart: { strategy: 'none' } });
   const running = await waitUntil(url, id, (j) => j.tasks.some((t) => t.stage === 'tokenize' && t.state === 'RUNNING' && t.subtask === 3), 'tokenize.3 running');
