@@ -60,7 +60,8 @@ export class RebalanceSelector<T> implements ChannelSelector<T> {
  */
 export class KeyGroupSelector<T> implements ChannelSelector<T> {
   readonly isBroadcast = false;
-  private n = 1;
+  /** The channel of each key group: a look-up, where the division by max parallelism is a float one. */
+  private channels = new Int32Array(0);
 
   constructor(
     private readonly key: KeySelector<T>,
@@ -76,11 +77,11 @@ export class KeyGroupSelector<T> implements ChannelSelector<T> {
     if (numberOfChannels > this.maxParallelism) {
       throw new RangeError(`${numberOfChannels} channels exceed max parallelism ${this.maxParallelism}`);
     }
-    this.n = numberOfChannels;
+    this.channels = Int32Array.from({ length: this.maxParallelism }, (_, group) => channelOfKeyGroup(group, numberOfChannels, this.maxParallelism));
   }
 
   selectChannel(record: T): number {
-    return channelForKey(this.key(record), this.n, this.maxParallelism);
+    return this.channels[keyGroupOf(this.key(record), this.maxParallelism)];
   }
 }
 
@@ -89,7 +90,11 @@ export function keyGroupOf(key: unknown, maxParallelism = DEFAULT_MAX_PARALLELIS
 }
 
 export function channelForKey(key: unknown, n: number, maxParallelism = DEFAULT_MAX_PARALLELISM): number {
-  return Math.floor((keyGroupOf(key, maxParallelism) * n) / maxParallelism);
+  return channelOfKeyGroup(keyGroupOf(key, maxParallelism), n, maxParallelism);
+}
+
+function channelOfKeyGroup(group: number, n: number, maxParallelism: number): number {
+  return Math.floor((group * n) / maxParallelism);
 }
 
 /** Orders keys for range partitioning: numbers by value, strings by code units. */

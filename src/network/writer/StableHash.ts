@@ -38,11 +38,13 @@ export function mixHash(h: number): number {
 
 /**
  * The bucket of `n` (at most 2^30) a hash falls in, the hash read as unsigned: a key
- * group, a group of words, a spill partition. It is `(hash >>> 0) % n`, taken in halves:
- * an unsigned 32-bit `%` by a variable is a float modulus in V8 (the x87 `fprem`, 40
- * ns), where these are integer ones.
+ * group, a group of words, a spill partition. It is `(hash >>> 0) % n`: a mask for a power
+ * of two (the default max parallelism), else taken in halves, since an unsigned 32-bit
+ * `%` by a variable is a float modulus in V8 (the x87 `fprem`, 40 ns) where these are
+ * integer ones.
  */
 export function bucketOf(hash: number, n: number): number {
+  if ((n & (n - 1)) === 0) return hash & (n - 1);
   return ((((hash >>> 1) % n) << 1) + (hash & 1)) % n;
 }
 
