@@ -10,7 +10,7 @@ import { listInputFiles, readLines, splitsFor } from '../../src/connectors/text/
 import { forEachWord, scanWords } from '../../src/job/Tokenizer.js';
 import { ownerOf } from '../../src/jobmanager/ExecutionGraph.js';
 import { compileChain } from '../../src/runtime/OperatorChain.js';
-import { combining } from '../../src/runtime/Chain.js';
+import { combining, UNCOMBINED_WINDOWS } from '../../src/runtime/Chain.js';
 import { operatorSpec } from '../../src/runtime/operators/Operators.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-job-'));
@@ -201,6 +201,36 @@ describe('operator chain', () => {
     expect([...totals.values()].reduce((a, b) => a + b, 0)).toBe(1000);
     expect(totals.size).toBe(25);
     expect(out.length).toBeLessThan(100);
+  });
+
+  test('the map-side combiner ships records of keys that hardly repeat as they come, and folds again once keys repeat', async () => {
+    const maxKeys = 10;
+    const out: [number, number][] = [];
+    const reduce = { kind: 'reduceByKey', reduceByKey: { key: (r: unknown) => (r as number[])[0], reduce: (a: unknown, b: unknown) => [(a as number[])[0], (a as number[])[1] + (b as number[])[1]] } } as const;
+    const combiner = combining(operatorSpec(reduce).mapSideCombiner!(reduce), (r) => void out.push(r as [number, number]), async () => {}, maxKeys);
+    const uncombined = UNCOMBINED_WINDOWS * maxKeys;
+    const input: [number, number][] = [];
+    // Distinct keys first, through two folded windows and the records shipped between, then 5 keys over and over.
+    for (let i = 0; i < 2 * maxKeys + uncombined; i++) input.push([1000 + i, 1]);
+    for (let i = 0; i < 2000; i++) input.push([i % 5, 1]);
+    const shippedAfter: number[] = [];
+    for (const record of input) {
+      await combiner.push(record);
+      shippedAfter.push(out.length);
+    }
+    await combiner.end();
+    // The first window folds maxKeys records of maxKeys keys: then each record goes on at once, for `uncombined` records.
+    expect(shippedAfter[maxKeys - 1]).toBe(maxKeys);
+    for (let i = maxKeys; i < maxKeys + uncombined; i++) expect(shippedAfter[i], `record ${i}`).toBe(i + 1);
+    // The window folded next has distinct keys again; after the next uncombined records, the 5 keys fold into 5 records.
+    const resumed = 2 * maxKeys + 2 * uncombined;
+    expect(out.length).toBe(resumed + 5);
+    expect(shippedAfter[input.length - 1]).toBe(resumed);
+    const totals = new Map<number, number>();
+    for (const [k, n] of out) totals.set(k, (totals.get(k) ?? 0) + n);
+    const expected = new Map<number, number>();
+    for (const [k, n] of input) expected.set(k, (expected.get(k) ?? 0) + n);
+    expect(totals).toEqual(expected);
   });
 });
 

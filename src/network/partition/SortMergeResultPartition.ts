@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '@node-rs/crc32';
 import type { BufferPool } from '../buffer/BufferPool.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';

@@ -23,7 +23,12 @@ export const COMBINE_BY_KEY: OperatorSpec<OperatorOf<'combineByKey'>> = {
     ),
   compile: (op, { push: next, end: endNext }, { memory }) => {
     const merge = op.combineByKey.mergeCombiners;
-    const mergePairs = (a: unknown, b: unknown): Pair => [(a as Pair)[0], merge((a as Pair)[1], (b as Pair)[1])];
+    // The pairs came over the exchange, made by the producers' combiners: the one held is the engine's to fold into.
+    const mergePairs = (a: unknown, b: unknown): Pair => {
+      const held = a as Pair;
+      held[1] = merge(held[1], (b as Pair)[1]);
+      return held;
+    };
     return holding(new SpillingAggregator(pairKey, mergePairs, memory.operatorBudget, memory), next, endNext);
   },
   mapSideCombiner: (op) => {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '@node-rs/crc32';
 import { Packr, Unpackr } from 'msgpackr';
 import { copyBytes } from '../../network/buffer/Bytes.js';
 import { flatSize, packFlat } from './FlatRecords.js';

@@ -19,7 +19,8 @@ const TABLE_ENTRY_BYTES = 104;
  * files by a hash of their key and the table starts afresh; at the end each partition
  * is aggregated on its own (a partition that still does not fit is split again, with
  * another hash, up to MAX_SPILL_DEPTH levels). `reduce` must be associative and
- * commutative, as a reduce-side aggregation's is.
+ * commutative, as a reduce-side aggregation's is; it may fold into its first argument
+ * and return it, when the records are the engine's own.
  */
 export class SpillingAggregator {
   private table = new Map<unknown, unknown>();
@@ -46,7 +47,9 @@ export class SpillingAggregator {
     const k = this.key(record);
     const old = this.table.get(k);
     if (old !== undefined) {
-      this.table.set(k, this.reduce(old, record));
+      // A fold into the record held (a combiner's pair) needs no second look-up.
+      const folded = this.reduce(old, record);
+      if (folded !== old) this.table.set(k, folded);
       return;
     }
     this.table.set(k, record);
