@@ -45,13 +45,13 @@ export class BlockingStorage extends SubpartitionedStorage<SpillableSubpartition
 
   /**
    * Buffers kept in memory come back only through the disk, and the pool may never
-   * reach the maximum the budget was sized for (network memory is shared): unless a
-   * spill write is under way, which will return buffers, spill the largest
-   * subpartition held in memory.
+   * reach the maximum the budget was sized for (network memory is shared): the runs
+   * spilled subpartitions gather are written now, and unless a spill write is under way,
+   * which will return buffers, the largest subpartition held in memory is spilled.
    */
   override onPoolExhausted(): void {
-    if (this.subpartitions.some((s) => s.isWriting)) return;
-    this.spillLargest();
+    if (!this.subpartitions.some((s) => s.isWriting)) this.spillLargest();
+    for (const s of this.subpartitions) if (s.isSpilled) s.flushWrites();
   }
 
   /** Keeps the in-memory bytes within budget by spilling the largest subpartitions. */

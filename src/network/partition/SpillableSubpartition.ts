@@ -15,6 +15,12 @@ import { SpillwayError } from '../../errors/Errors.js';
 /** How many buffers one writev() takes at most (each is two chunks: header and payload). */
 const MAX_WRITE_BATCH = 128;
 /**
+ * Buffers a spilled subpartition gathers before it writes them with one writev, unless
+ * its partition's pool runs dry or it finishes: a write as buffers came took 5 of them on
+ * average, and each write is a thread-pool round trip with its futex wake-ups.
+ */
+const WRITE_RUN = 32;
+/**
  * How many buffers a view reads ahead with one preadv: a read per 32 KiB buffer cost the
  * network thread a thread-pool round trip each, more than the copy. The next run is read
  * once half of this one is polled.
@@ -42,6 +48,8 @@ export class SpillableSubpartition implements ResultSubpartition {
   private reads = 0;
   private readonly writeQueue: NetworkBuffer[] = [];
   private writing = false;
+  /** Everything queued is to be written, not only whole runs. */
+  private flushing = false;
   private finished = false;
   private ready = false;
   private dataCount = 0;
@@ -132,6 +140,7 @@ export class SpillableSubpartition implements ResultSubpartition {
       this.add(eventBuffer(EventType.END_OF_PARTITION));
       this.finished = true;
     }
+    this.flushWrites();
     return new Promise((resolve, reject) => {
       const check = (): void => {
         if (this.failure !== null) reject(this.failure);
@@ -141,6 +150,12 @@ export class SpillableSubpartition implements ResultSubpartition {
       this.markReadyIfWritten();
       check();
     });
+  }
+
+  /** Writes the buffers gathered for a run now: the pool is dry (they come back only once written), or the input ended. */
+  flushWrites(): void {
+    this.flushing = true;
+    if (!this.writing) this.writeBatch();
   }
 
   createReadView(listener: AvailabilityListener): ResultSubpartitionView {
@@ -158,6 +173,8 @@ export class SpillableSubpartition implements ResultSubpartition {
     this.onMemoryChange(-this.memoryBytes);
     this.memory = [];
     this.memoryBytes = 0;
+    // A run still gathering; one being written is recycled when its write returns.
+    if (!this.writing) for (const buffer of this.writeQueue.splice(0)) buffer.recycle();
     for (const view of this.views) view.fail();
     this.views.clear();
     // The name goes at once; the open file lives on until the I/O in flight is done.
@@ -223,12 +240,14 @@ export class SpillableSubpartition implements ResultSubpartition {
 
   private enqueueWrite(buffer: NetworkBuffer): void {
     this.writeQueue.push(buffer);
-    if (!this.writing) this.writeBatch();
+    if (!this.writing && (this.writeQueue.length >= WRITE_RUN || this.flushing)) this.writeBatch();
   }
 
   private writeBatch(): void {
     if (this.failure !== null) for (const buffer of this.writeQueue.splice(0)) buffer.recycle();
-    const batch = this.writeQueue.splice(0, MAX_WRITE_BATCH);
+    // Between runs only what fills one is written, unless a flush asked for everything; once all is written the flush is done.
+    const batch = this.writeQueue.length >= WRITE_RUN || this.flushing ? this.writeQueue.splice(0, MAX_WRITE_BATCH) : [];
+    if (this.writeQueue.length === 0 && !this.finished) this.flushing = false;
     if (batch.length === 0 || this.fd === null) {
       for (const buffer of batch) buffer.recycle();
       this.writing = false;
