@@ -15,8 +15,12 @@ const PACK_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE | RESERVE_START_SPACE | 
 // A probe only measures: into the probe's reused buffer, with no copy out of it.
 const PROBE_MODE = REUSE_BUFFER_MODE | RESET_BUFFER_MODE;
 
-/** Before anything was packed the size of a record is unknown: the first record goes alone, and measures it. */
-const UNMEASURED = Number.POSITIVE_INFINITY;
+/**
+ * Before anything was packed the size of a record is unknown: the first record goes
+ * alone, and measures it. An integer larger than any buffer, not Infinity: a field that
+ * holds a float and then integers costs every new serializer's writer a deoptimization.
+ */
+const UNMEASURED = 1 << 29;
 /**
  * Every this many records one is packed on its own to check the estimate: records
  * much larger than the last batch's would otherwise pile up into a huge batch.
@@ -79,7 +83,7 @@ export class RecordSerializer {
     return this.pending.length > 0;
   }
 
-  /** Packed bytes per record in the last batch (infinite before the first). */
+  /** Packed bytes per record in the last batch (UNMEASURED, larger than any buffer, before the first). */
   get recordBytes(): number {
     return this.bytesPerRecord;
   }
