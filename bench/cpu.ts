@@ -61,7 +61,7 @@ export interface CpuSizes {
   combineKeys: number;
 }
 
-export const CPU_QUICK: CpuSizes = { repeats: 1, syntheticRecords: 1_000_000, combineRecords: 1_000_000, combineKeys: 1_000_000 };
+export const CPU_QUICK: CpuSizes = { repeats: 1, syntheticRecords: 500_000, combineRecords: 500_000, combineKeys: 500_000 };
 export const CPU_FULL: CpuSizes = { repeats: 3, syntheticRecords: 10_000_000, combineRecords: 10_000_000, combineKeys: 1_000_000 };
 
 /** msgpackr alone: `records` synthetic records packed and unpacked in arrays of 1,000, CPU time of this process. */

@@ -86,7 +86,8 @@ const QUICK: Sizes = {
   diskBytes: 256 * MiB,
   spillMemory: '32mb',
   recoveryBytes: 10_000_000,
-  sweep: { throughputRecords: 500_000, repeats: 1, probeRate: 2000, probeMs: 1000, probeWarmupMs: 500 },
+  // A smoke test of the default buffers' points: the quick suite, build included, stays within 2 minutes.
+  sweep: { throughputRecords: 200_000, repeats: 1, probeRate: 2000, probeMs: 500, probeWarmupMs: 250, bufferSizes: ['32kb'] },
   partitions: QUICK_PARTITIONS,
   cpu: CPU_QUICK,
 };

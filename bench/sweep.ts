@@ -21,6 +21,8 @@ export interface SweepOptions {
   /** How long the probe measures, after its warm-up. */
   probeMs: number;
   probeWarmupMs: number;
+  /** The buffer sizes swept, each on a cluster of its own; BUFFER_SIZES if absent. */
+  bufferSizes?: readonly string[];
 }
 
 export interface LatencyFigures {
@@ -44,7 +46,7 @@ const PROBE = path.join(packageRoot(), 'bench', 'jobs', 'latency-probe.mjs');
 export async function runSweep(options: SweepOptions, progress: (message: string) => void = () => {}): Promise<SweepPoint[]> {
   const source = fs.readFileSync(PROBE, 'utf8');
   const points: SweepPoint[] = [];
-  for (const bufferSize of BUFFER_SIZES) {
+  for (const bufferSize of options.bufferSizes ?? BUFFER_SIZES) {
     await withCluster({ bufferSize }, async (cluster) => {
       const probe = await cluster.upload(source);
       // The first run of a module on a fresh cluster loads it and opens the connections: not a latency to report.
