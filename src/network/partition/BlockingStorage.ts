@@ -28,7 +28,7 @@ export class BlockingStorage extends SubpartitionedStorage<SpillableSubpartition
         made.dir = true;
         return file;
       };
-      subpartitions.push(new SpillableSubpartition(i, name, spillPath, context.pool, (delta) => this.accountMemory(delta)));
+      subpartitions.push(new SpillableSubpartition(i, name, spillPath, context.pool, (delta) => this.accountMemory(delta), context.numSubpartitions));
     }
   }
 

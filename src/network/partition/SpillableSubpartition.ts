@@ -15,11 +15,12 @@ import { SpillwayError } from '../../errors/Errors.js';
 /** How many buffers one writev() takes at most (each is two chunks: header and payload). */
 const MAX_WRITE_BATCH = 128;
 /**
- * Buffers a spilled subpartition gathers before it writes them with one writev, unless
- * its partition's pool runs dry or it finishes: a write as buffers came took 5 of them on
- * average, and each write is a thread-pool round trip with its futex wake-ups.
+ * The most buffers a spilled subpartition gathers before it writes them with one writev,
+ * unless its partition's pool runs dry or it finishes: a write as buffers came took 5 of
+ * them on average, and each write is a thread-pool round trip with its futex wake-ups.
+ * Runs are shorter where the pool is small for its subpartitions (see runLength).
  */
-const WRITE_RUN = 32;
+const MAX_WRITE_RUN = 32;
 /**
  * How many buffers a view reads ahead with one preadv: a read per 32 KiB buffer cost the
  * network thread a thread-pool round trip each, more than the copy. The next run is read
@@ -65,7 +66,18 @@ export class SpillableSubpartition implements ResultSubpartition {
     /** The pool the partition writes with; reading spilled buffers borrows from it too. */
     readonly pool: BufferPool,
     private readonly onMemoryChange: (deltaBytes: number) => void,
+    /** Subpartitions of the partition, which share the pool. */
+    private readonly subpartitions = 1,
   ) {}
+
+  /**
+   * Buffers gathered for one write: the runs of every subpartition together hold at most
+   * half of the pool's current limit, so that the producer seldom waits for a flush (at
+   * fan-out 32 a run of 32 would take the pool many times over).
+   */
+  private runLength(): number {
+    return Math.max(1, Math.min(MAX_WRITE_RUN, Math.floor(this.pool.limit / (2 * this.subpartitions))));
+  }
 
   get isSpilled(): boolean {
     return this.fd !== null;
@@ -240,13 +252,13 @@ export class SpillableSubpartition implements ResultSubpartition {
 
   private enqueueWrite(buffer: NetworkBuffer): void {
     this.writeQueue.push(buffer);
-    if (!this.writing && (this.writeQueue.length >= WRITE_RUN || this.flushing)) this.writeBatch();
+    if (!this.writing && (this.writeQueue.length >= this.runLength() || this.flushing)) this.writeBatch();
   }
 
   private writeBatch(): void {
     if (this.failure !== null) for (const buffer of this.writeQueue.splice(0)) buffer.recycle();
     // Between runs only what fills one is written, unless a flush asked for everything; once all is written the flush is done.
-    const batch = this.writeQueue.length >= WRITE_RUN || this.flushing ? this.writeQueue.splice(0, MAX_WRITE_BATCH) : [];
+    const batch = this.writeQueue.length >= this.runLength() || this.flushing ? this.writeQueue.splice(0, MAX_WRITE_BATCH) : [];
     if (this.writeQueue.length === 0 && !this.finished) this.flushing = false;
     if (batch.length === 0 || this.fd === null) {
       for (const buffer of batch) buffer.recycle();
