@@ -5,6 +5,7 @@
  */
 import type { KeyFn } from '../job/JobDefinition.js';
 import type { SpillingFold } from '../taskmanager/memory/KeyPartitions.js';
+import { stateKey } from './state/KeyedState.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */
 export type Emit = (record: unknown) => void | Promise<void>;
@@ -105,11 +106,12 @@ export const UNCOMBINED_WINDOWS = 8;
  */
 export function combining(combiner: Combiner, next: Emit, endNext: () => Promise<void>, maxKeys = 100_000): Step {
   const { key, create, merge, toRecord } = combiner;
-  const cells = new Map<unknown, { value: unknown }>();
+  // By the key's map key (a composite key's JSON), each cell with the key itself for its record.
+  const cells = new Map<unknown, { key: unknown; value: unknown }>();
   let folded = 0;
   let uncombined = 0;
   const flush = (): void | Promise<void> => {
-    const records = Array.from(cells, ([k, cell]) => toRecord(k, cell.value));
+    const records = Array.from(cells.values(), (cell) => toRecord(cell.key, cell.value));
     cells.clear();
     folded = 0;
     return emitAll(records, next);
@@ -122,9 +124,10 @@ export function combining(combiner: Combiner, next: Emit, endNext: () => Promise
         return next(toRecord(k, create(r)));
       }
       folded++;
-      const cell = cells.get(k);
+      const mapKey = stateKey(k);
+      const cell = cells.get(mapKey);
       if (cell !== undefined) cell.value = merge(cell.value, r);
-      else cells.set(k, { value: create(r) });
+      else cells.set(mapKey, { key: k, value: create(r) });
       if (cells.size < maxKeys) return;
       if (folded < MIN_COMBINE_RATIO * maxKeys) uncombined = UNCOMBINED_WINDOWS * maxKeys;
       return flush();

@@ -1,4 +1,5 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
+import { stateKey } from '../../runtime/state/KeyedState.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
@@ -68,9 +69,11 @@ export class HybridHashJoin {
       partition.build!.add(record);
       return;
     }
-    const list = partition.table.get(key);
+    // A composite key (an array, an object) by its JSON: the same key comes as a new object each record.
+    const mapKey = stateKey(key);
+    const list = partition.table.get(mapKey);
     if (list) list.push(record);
-    else partition.table.set(key, [record]);
+    else partition.table.set(mapKey, [record]);
     const cost = (packedSize(record, this.packr) + BUILD_ENTRY_BYTES) * HEAP_OBJECT_FACTOR;
     partition.bytes += cost;
     this.used += cost;
@@ -86,7 +89,7 @@ export class HybridHashJoin {
       partition.probe.add(record);
       return;
     }
-    const matches = partition.table.get(key);
+    const matches = partition.table.get(stateKey(key));
     if (matches === undefined) return;
     const combine = this.spec.combine;
     if (matches.length === 1) return emit(combine(matches[0], record));
@@ -148,7 +151,7 @@ export class HybridHashJoin {
     const joinBlock = async (): Promise<void> => {
       for (const block of spilledRecords(probe)) {
         for (const record of block) {
-          const matches = table.get(probeKey(record));
+          const matches = table.get(stateKey(probeKey(record)));
           if (matches) await emitEach(matches.map((m) => this.spec.combine(m, record)), emit, this.memory.checkpoint);
         }
         await pause(this.memory.checkpoint);
@@ -159,7 +162,7 @@ export class HybridHashJoin {
     };
     for (const block of spilledRecords(build)) {
       for (const record of block) {
-        const key = buildKey(record);
+        const key = stateKey(buildKey(record));
         const list = table.get(key);
         if (list) list.push(record);
         else table.set(key, [record]);

@@ -1,4 +1,5 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
+import { stateKey } from '../../runtime/state/KeyedState.js';
 import { foldPartitions, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';
@@ -44,7 +45,8 @@ export class SpillingAggregator {
   }
 
   push(record: unknown): void {
-    const k = this.key(record);
+    // A composite key (an array, an object) by its JSON: the same key comes as a new object each record.
+    const k = stateKey(this.key(record));
     const old = this.table.get(k);
     if (old !== undefined) {
       // A fold into the record held (a combiner's pair) needs no second look-up.
