@@ -250,9 +250,12 @@ test('a module that spins at load is refused with 400 naming the timeout, and th
   expect(overviews).toBeGreaterThan(5);
   const next = await submitJob(url, { job: 'wordcount', params: { input: corpus }, parallelism: 4 });
   expectCounts(await result<[string, number]>(url, (await waitFor(url, next), next)), reference);
+  // The spinning module's sandbox thread was ended: a module submitted next gets a thread that answers.
+  const after = await submitJob(url, { module: slowWordCount, params: { input: corpus }, parallelism: 4 });
+  expectCounts(await result<[string, number]>(url, (await waitFor(url, after), after)), reference);
 }, 60_000);
 
-test('the sandbox thread kept between submissions: after modules that spin, throw at their top level or leave a timer that throws, modules define their jobs with their own params', async () => {
+test('the sandbox thread kept between submissions: after modules that throw at their top level or leave a timer that throws, modules define their jobs with their own params', async () => {
   // A job whose collected record is its params' value: a module defined twice gives each submission its own.
   const echo = (tag: string): string => `export default (params) => ({ name: '${tag}', stages: [
     { name: 'gen', parallelism: 1, source: { kind: 'generate', generate: function* () { yield ['${tag}', params.value]; } } },
@@ -279,7 +282,6 @@ test('the sandbox thread kept between submissions: after modules that spin, thro
   expect(await run(timer, 4)).toEqual([['timer', 4]]);
   await sleep(300);
   expect(await run(await uploadModule(url, echo('second')), 5)).toEqual([['second', 5]]);
-  expect(await refusal(`for (;;) {}\nexport default { name: 'never', stages: [] };`)).toMatchObject({ status: 400, code: 'SPW_ERR_MODULE' });
   expect(await run(first, 6)).toEqual([['first', 6]]);
 }, 60_000);
 
