@@ -238,10 +238,22 @@ export class StreamInput {
     }
   }
 
-  /** Passes a watermark that advanced on (the end of every input is the end, not a watermark), and a change of idleness. */
+  /**
+   * Passes a watermark that advanced on (the end of every input is the end, not a watermark), and a
+   * change of idleness: going active before the watermark, going idle after it (the valve's flush
+   * as its last channel went idle), since a watermark downstream makes a channel active again.
+   */
   private advanced(watermark: number | null): void | Promise<void> {
     const idle = this.valve.isIdle;
-    if (idle !== this.idle) return this.setIdle(idle).then(() => this.advanced(watermark));
+    if (idle !== this.idle) {
+      if (!idle) return this.setIdle(false).then(() => this.advanced(watermark));
+      const passed = this.passWatermark(watermark);
+      return passed ? passed.then(() => this.setIdle(true)) : this.setIdle(true);
+    }
+    return this.passWatermark(watermark);
+  }
+
+  private passWatermark(watermark: number | null): void | Promise<void> {
     const handle = this.handler.watermark;
     if (watermark === null || watermark === Number.POSITIVE_INFINITY || handle === null) return;
     this.time.watermark = watermark;

@@ -5,6 +5,7 @@ import { afterAll, describe, expect } from 'vitest';
 import type { CheckpointStats } from '../../src/jobmanager/checkpoint/CheckpointStats.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
 import { callJson, streamLines } from '../../src/rpc/HttpClient.js';
+import { eventually } from '../helpers/checkpoints.js';
 import { clusterTest } from '../helpers/cluster.js';
 import { waitUntil } from '../helpers/failover.js';
 import { cancelAll, failure, result, sleep, submitJob, uploadModule, waitFor, waitRunning } from '../helpers/jobs.js';
@@ -182,28 +183,34 @@ describe('checkpoint files on a cluster of 2 TaskManagers', () => {
       params: { input, output, failOnce },
       parallelism: 1,
       checkpoints: { interval: 10, retain },
-      restart: { strategy: 'fixed-delay', attempts: 1, delayMs: 2000 },
+      // The restart waits past the test's end (the cancel ends it): no checkpoint is taken meanwhile.
+      restart: { strategy: 'fixed-delay', attempts: 1, delayMs: 600_000 },
     });
     await waitRunning(url, id);
     drop(input, 'a', lines(0, 100, 5));
     await checkpointsPast(id, 999, 45_000);
-    // A restart holds the checkpoints still (none is taken while it waits), so that the folder can be read between two.
+    // A restart holds the checkpoints still, so that the folder can be read between two.
     drop(input, 'boom', ['boom']);
     await waitUntil(url, id, (job) => job.restarts >= 1, 'the restart');
+    // The view no longer moves; the checkpoint under way at the failure is aborted, its folder removed once its task stopped writing.
     const view = await checkpoints(id);
     expect(view.counts.completed).toBeGreaterThanOrEqual(1000);
     const kept = view.checkpoints.filter((c) => c.status === 'COMPLETED').slice(-retain);
     const folder = path.join(checkpointDir, id);
-    expect(fs.readdirSync(folder).sort()).toEqual(kept.map((c) => `chk-${c.id}`).sort());
+    const expected = kept.map((c) => `chk-${c.id}`).sort();
+    await eventually(`the folder of job ${id} holding ${expected.join(', ')} alone`, async () => (sameList(fs.readdirSync(folder).sort(), expected) ? true : undefined));
     for (const c of kept) expect(fs.readdirSync(path.join(folder, `chk-${c.id}`)).sort()).toEqual(['_metadata', 'text-0.state']);
     await callJson('POST', `${url}/jobs/${id}/cancel`, {});
     expect((await waitFor(url, id, 15_000)).state).toBe(JobState.CANCELED);
     running.delete(id);
     // The job's folder goes once its tasks stopped; its output keeps only what checkpoints committed.
-    const deadline = Date.now() + 5_000;
-    while (fs.existsSync(folder) && Date.now() < deadline) await sleep(50);
+    await eventually(`the folder of job ${id} removed`, async () => (fs.existsSync(folder) ? undefined : true));
     expect(filesUnder(folder)).toEqual([]);
     expect(filesUnder(checkpointDir).filter((f) => f.includes(id))).toEqual([]);
     expect(filesUnder(output).filter((f) => !/^part-\d{5}-/.test(f))).toEqual([]);
   }, 90_000);
 });
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

@@ -6,13 +6,13 @@ import type { WindowResult } from '../../src/job/api/Stream.js';
 import { seededRandom } from '../../src/job/Corpus.js';
 import { tumbling } from '../../src/runtime/windows/WindowAssigner.js';
 import { WatermarkValve } from '../../src/runtime/time/WatermarkValve.js';
-import { runLocalJob } from '../helpers/localJob.js';
+import { runLocalJob, startLocalJob } from '../helpers/localJob.js';
 import { tempDir } from '../helpers/plane.js';
 import { alignedSums, randomEvents, sortWindows, type Event, type KeyedWindow } from '../helpers/windowReference.js';
 
 const SEEDS = Number(process.env.SEEDS ?? 30);
 
-/** The valve's output as a model computes it: the minimum over channels active and open, never going back. */
+/** The valve's output as a model computes it: the minimum over channels active and open (the highest when all are idle), never going back. */
 class ValveModel {
   private readonly marks: number[];
   private readonly idle: boolean[];
@@ -35,16 +35,21 @@ class ValveModel {
     else this.ended[c] = true;
     const open = this.marks.map((_, i) => i).filter((i) => !this.ended[i]);
     const active = open.filter((i) => !this.idle[i]);
-    if (open.length > 0 && active.length === 0) return;
-    const min = open.length === 0 ? Number.POSITIVE_INFINITY : Math.min(...active.map((i) => this.marks[i]));
-    this.output = Math.max(this.output, min);
+    // Every open channel idle: the output is flushed to the highest of them.
+    const next =
+      open.length === 0
+        ? Number.POSITIVE_INFINITY
+        : active.length === 0
+          ? Math.max(...open.map((i) => this.marks[i]))
+          : Math.min(...active.map((i) => this.marks[i]));
+    this.output = Math.max(this.output, next);
   }
 }
 
 type Step = { kind: 'watermark'; c: number; t: number } | { kind: 'idle'; c: number; idle: boolean } | { kind: 'end'; c: number };
 
 describe('the watermark valve', () => {
-  test(`property (${SEEDS} seeds): the output is the minimum over active open channels, never goes back, and is given out exactly when it advances`, () => {
+  test(`property (${SEEDS} seeds): the output is the minimum over active open channels (the highest once all are idle), never goes back, and is given out exactly when it advances`, () => {
     for (let seed = 1; seed <= SEEDS; seed++) {
       const random = seededRandom(seed);
       const channels = 1 + Math.floor(random() * 5);
@@ -79,6 +84,18 @@ describe('the watermark valve', () => {
     expect(valve.onWatermark(0, 300, 0)).toBeNull();
     expect(valve.watermark).toBe(200);
     expect(valve.onWatermark(1, 250, 0)).toBe(250);
+  });
+
+  test('when the last active channel goes idle the output moves to the highest watermark, whichever channel went idle first', () => {
+    for (const first of [0, 1]) {
+      const valve = new WatermarkValve(2);
+      valve.onWatermark(0, 4_999, 0);
+      expect(valve.onStatus(first, true)).toBe(first === 0 ? null : 4_999);
+      const flushed = valve.onStatus(1 - first, true);
+      expect(valve.watermark).toBe(4_999);
+      expect(flushed).toBe(first === 0 ? 4_999 : null);
+      expect(valve.isIdle).toBe(true);
+    }
   });
 });
 
@@ -121,9 +138,7 @@ describe('an unbounded job: watermarks through the exchange', () => {
         .aggregate({ create: () => 0, add: (acc: number, e: Event) => acc + e.value, merge: (a, b) => a + b, result: (acc) => acc })
         .map((w) => void results.push(w))
         .discard();
-      let stop!: () => void;
-      const until = new Promise<void>((resolve) => (stop = resolve));
-      const run = runLocalJob(job.build(), { parallelism: 3, until });
+      const run = startLocalJob(job.build(), { parallelism: 3 });
       // The events in four files, in the order they are written, out of order within each.
       for (let i = 0; i < 4; i++) drop(dir, `events-${i}.csv`, events.slice(i * 1000, (i + 1) * 1000));
       // A far later record moves the watermark past every window above; its own window stays open.
@@ -132,12 +147,10 @@ describe('an unbounded job: watermarks through the exchange', () => {
       await eventually(() => results.length >= expected.length);
       // Now late: its window fired long ago.
       drop(dir, 'late.csv', [{ t: 500, key: 1, value: 1000 }]);
-      let local!: Awaited<typeof run>;
-      const dropped = (): number => local.tasks.reduce((sum, task) => sum + (task.counters.lateRecordsDropped ?? 0), 0);
-      void run.then((r) => (local = r));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      stop();
-      local = await run;
+      const dropped = (): number => run.tasks.reduce((sum, task) => sum + (task.counters.lateRecordsDropped ?? 0), 0);
+      await eventually(() => dropped() >= 1);
+      run.cancel();
+      await run.done;
       expect(sortWindows(results.map((w) => ({ ...w }) as KeyedWindow))).toEqual(expected);
       expect(dropped()).toBe(1);
     } finally {

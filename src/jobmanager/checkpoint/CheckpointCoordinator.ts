@@ -160,7 +160,7 @@ export class CheckpointCoordinator {
     const pending = this.pending;
     if (pending === null || pending.id !== ack.checkpointId || vertex.attempt !== attempt) {
       // Written after its checkpoint was aborted: nothing will read it.
-      if (!this.completed.some((c) => c.id === ack.checkpointId)) removeQuietly(ack.handle.path);
+      if (!this.completed.some((c) => c.id === ack.checkpointId)) removeLateState(ack);
       return;
     }
     pending.acks.set(vertex.taskId, ack);
@@ -343,6 +343,15 @@ function removeCheckpoint(checkpoint: CheckpointMetadata): void {
  * Removes a file or folder, retrying while a task still writes into it (ENOTEMPTY, EBUSY);
  * what stays is logged: a leftover file must not take the JobManager down.
  */
+/**
+ * A late acknowledgement's state file, with the checkpoint's folder: the abort removed the
+ * folder, and the task's write made it again.
+ */
+function removeLateState(ack: CheckpointAck): void {
+  const folder = path.dirname(ack.handle.path);
+  removeQuietly(path.basename(folder) === `chk-${ack.checkpointId}` ? folder : ack.handle.path);
+}
+
 function removeQuietly(target: string): void {
   try {
     fs.rmSync(target, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });

@@ -2,8 +2,12 @@
  * A task's input watermark over all its input channels (Flink's StatusWatermarkValve,
  * Renoir's WatermarkFrontier): the minimum of the watermarks of the channels that are
  * active; a channel that went idle leaves the minimum and returns to it when it is
- * active again; a channel that ended leaves it for good. The output never goes back:
- * a channel that returns behind the output does not pull it down (its records are late).
+ * active again; a channel that ended leaves it for good. When the last active channel
+ * goes idle, no channel will move event time any more: the output is flushed to the
+ * highest watermark of the open channels (as Flink's valve does), so what one channel
+ * made before it went idle is never lost to the order in which the channels went idle.
+ * The output never goes back: a channel that returns behind the output does not pull it
+ * down (its records are late).
  *
  *   ACTIVE --(status idle)--> IDLE --(status active, a record or a watermark)--> ACTIVE
  *      \                       /
@@ -93,12 +97,19 @@ export class WatermarkValve {
       if (this.watermarks[c] < min) min = this.watermarks[c];
     }
     this.allIdle = open > 0 && active === 0;
-    // Every open channel idle: nothing holds event time back, and nothing moves it either.
-    if (this.allIdle) return null;
-    if (open === 0) min = Number.POSITIVE_INFINITY;
+    // Every open channel idle: none holds event time back, so it moves to the highest any of them made.
+    if (this.allIdle) min = this.highestOpen();
+    else if (open === 0) min = Number.POSITIVE_INFINITY;
     if (min <= this.output) return null;
     this.output = min;
     this.outputOrigin = origin >= 0 ? origin : Math.max(...this.origins);
     return min;
+  }
+
+  /** The highest watermark of the channels not ended. */
+  private highestOpen(): number {
+    let max = Number.NEGATIVE_INFINITY;
+    for (let c = 0; c < this.channels; c++) if (this.ended[c] === 0 && this.watermarks[c] > max) max = this.watermarks[c];
+    return max;
   }
 }
