@@ -50,8 +50,8 @@ export type { ParquetCompression, ParquetSchema, ParquetType, ParquetValue } fro
 export type { RedisStreamEntry, RedisStreamReadOptions, RedisStreamWriteOptions } from './connectors/redis/RedisOptions.js';
 export type { PostgresReadOptions, PostgresWriteOptions } from './connectors/postgres/PostgresOptions.js';
 // What a keyed fold of one's own (Stream.fold) is written with.
-export { foldPartitions, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition, type SpillingFold } from './taskmanager/memory/KeyPartitions.js';
-export type { OperatorMemory } from './taskmanager/memory/OperatorMemory.js';
-export type { RecordSink } from './taskmanager/memory/RecordSink.js';
-export type { SpillFile, SpillOutput } from './taskmanager/memory/OperatorMemory.js';
+export { foldPartitions, MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition, type SpillingFold } from './runtime/memory/KeyPartitions.js';
+export type { OperatorMemory } from './runtime/memory/OperatorMemory.js';
+export type { RecordSink } from './runtime/memory/RecordSink.js';
+export type { SpillFile, SpillOutput } from './runtime/memory/OperatorMemory.js';
 export { numberParam, requireString } from './job/Params.js';

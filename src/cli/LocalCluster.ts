@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callJson, useClusterToken } from '../rpc/HttpClient.js';
 import { taskManagerUrl } from '../rpc/TaskManagerGateway.js';
-import type { TaskManagerInfo } from '../jobmanager/TaskManagerRegistry.js';
+import type { TaskManagerInfo } from '../jobmanager/cluster/TaskManagerRegistry.js';
 import { SpillwayError } from '../errors/Errors.js';
 import { ClusterSecret, SECRET_ENV } from '../security/ClusterSecret.js';
 import { JOBMANAGER_OPTIONS } from './commands/JobManagerCommand.js';

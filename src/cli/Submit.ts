@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isErrorCode, SpillwayError } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
 import { callJson, streamLines } from '../rpc/HttpClient.js';
-import type { RestartStrategy } from '../jobmanager/RestartStrategy.js';
+import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {

@@ -18,8 +18,8 @@ import type { WindowAssigner } from '../runtime/windows/WindowAssigner.js';
 import type { NexmarkOptions } from '../connectors/nexmark/NexmarkGenerator.js';
 import type { PostgresReadOptions, PostgresWriteOptions } from '../connectors/postgres/PostgresOptions.js';
 import type { RedisStreamReadOptions, RedisStreamWriteOptions } from '../connectors/redis/RedisOptions.js';
-import type { SpillingFold } from '../taskmanager/memory/KeyPartitions.js';
-import type { OperatorMemory } from '../taskmanager/memory/OperatorMemory.js';
+import type { SpillingFold } from '../runtime/memory/KeyPartitions.js';
+import type { OperatorMemory } from '../runtime/memory/OperatorMemory.js';
 import { SpillwayError } from '../errors/Errors.js';
 import { InvalidJobError } from './InvalidJobError.js';
 

@@ -8,12 +8,12 @@ import { JobLoader } from '../job/JobLoader.js';
 import { replyWithCodes } from '../rpc/RestErrors.js';
 import { bindPolicy } from '../security/ClusterSecret.js';
 import { createRestServer } from '../security/RestServer.js';
-import { JobHistory } from './JobHistory.js';
+import { JobHistory } from './store/JobHistory.js';
 import { JobManagerMetrics } from './JobManagerMetrics.js';
-import { JobStore, type JobRecord } from './JobStore.js';
-import { JobSubmitter } from './JobSubmitter.js';
-import { jobSeq, snapshot } from './JobViews.js';
-import { Modules } from './Modules.js';
+import { JobStore, type JobRecord } from './store/JobStore.js';
+import { JobSubmitter } from './submission/JobSubmitter.js';
+import { jobSeq, snapshot } from './jobs/JobViews.js';
+import { Modules } from './submission/Modules.js';
 import {
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
   DEFAULT_HISTORY_BYTES,
@@ -31,8 +31,8 @@ import { internalRoutes } from './routes/InternalRoutes.js';
 import type { JobManagerContext } from './routes/JobManagerContext.js';
 import { jobRoutes } from './routes/JobRoutes.js';
 import { moduleRoutes } from './routes/ModuleRoutes.js';
-import { Scheduler } from './Scheduler.js';
-import { TaskManagerRegistry } from './TaskManagerRegistry.js';
+import { Scheduler } from './scheduler/Scheduler.js';
+import { TaskManagerRegistry } from './cluster/TaskManagerRegistry.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
 
 /** The web UI's files, copied next to the compiled code at build time (see scripts/build-ui.mjs). */

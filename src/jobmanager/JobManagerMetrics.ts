@@ -1,8 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { DEFAULT_METRICS_RETENTION_MS } from '../ServerOptions.js';
-import type { JobRecord } from './JobStore.js';
+import type { JobRecord } from './store/JobStore.js';
 import { JobState } from '../lifecycle/JobState.js';
-import type { TaskManagerInfo } from './TaskManagerRegistry.js';
+import type { TaskManagerInfo } from './cluster/TaskManagerRegistry.js';
 import type { CheckpointStats, CheckpointSummary } from './checkpoint/CheckpointStats.js';
 
 /** What the JobManager's metrics read when scraped. */

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { ServerOptions } from '../ServerOptions.js';
-import type { RestartStrategy } from './RestartStrategy.js';
+import type { RestartStrategy } from './failover/RestartStrategy.js';
 
 /** --heartbeat-timeout: a TaskManager silent this long is lost. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;

@@ -4,7 +4,7 @@
  * thread, a closure call per record per operator: keep the per-record path flat.
  */
 import type { KeyFn } from '../job/JobDefinition.js';
-import type { SpillingFold } from '../taskmanager/memory/KeyPartitions.js';
+import type { SpillingFold } from './memory/KeyPartitions.js';
 import { stateKey } from './state/KeyedState.js';
 
 /** Takes one record; returns a promise only when it must wait (backpressure further down). */

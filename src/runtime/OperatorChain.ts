@@ -1,6 +1,6 @@
 import { SpillwayError } from '../errors/Errors.js';
 import type { Operator } from '../job/JobDefinition.js';
-import { ManagedMemory } from '../taskmanager/memory/ManagedMemory.js';
+import { ManagedMemory } from './memory/ManagedMemory.js';
 import type { Chain, Emit } from './Chain.js';
 import type { InputsStep } from './operators/OperatorSpec.js';
 import { operatorSpec } from './operators/Operators.js';

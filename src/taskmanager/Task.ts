@@ -11,7 +11,7 @@ import { dataHolders, operatorSpec } from '../runtime/operators/Operators.js';
 import type { InputsStep } from '../runtime/operators/OperatorSpec.js';
 import { StreamContext } from '../runtime/StreamContext.js';
 import { StreamInput, type InputHandler } from '../runtime/StreamInput.js';
-import { ManagedMemory, type ManagedMemorySpec } from './memory/ManagedMemory.js';
+import { ManagedMemory, type ManagedMemorySpec } from '../runtime/memory/ManagedMemory.js';
 import { EdgeOutput, SinkOutput, type OutputPartition, type TaskOutput } from './TaskOutput.js';
 import { TaskCheckpoints, type CheckpointAck } from './TaskCheckpoints.js';
 import { restoredState, type InputRouting, type RestoredState } from './RestoredState.js';

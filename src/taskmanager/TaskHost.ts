@@ -6,7 +6,7 @@ import type { ResultPartition } from '../network/partition/ResultPartition.js';
 import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import type { EntrySink, HandoverPort } from '../network/thread/Handover.js';
 import { NetworkEnd, type TaskBufferStats } from '../network/thread/NetworkEnd.js';
-import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
+import type { ManagedMemorySpec } from '../runtime/memory/ManagedMemory.js';
 import type { CheckpointMessage } from './Task.js';
 import type { CheckpointAck } from './TaskCheckpoints.js';
 import type { FromTaskThread, ToTaskThread } from './TaskThreadMessages.js';

@@ -16,7 +16,7 @@ import { bindPolicy, SECRET_ENV, type ClusterSecret } from '../security/ClusterS
 import { createRestServer } from '../security/RestServer.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { ExpiringMap, ExpiringSet, JOB_MEMORY_MS } from './Expiring.js';
-import { taskSpillDir, type ManagedMemorySpec } from './memory/ManagedMemory.js';
+import { taskSpillDir, type ManagedMemorySpec } from '../runtime/memory/ManagedMemory.js';
 import { DEFAULT_CANCEL_TIMEOUT_MS, DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_MANAGED_MEMORY, type TaskManagerOptions } from './TaskManagerOptions.js';
 import { DEFAULT_HOST } from '../ServerOptions.js';
 import { TaskHost, type TaskOutcome } from './TaskHost.js';

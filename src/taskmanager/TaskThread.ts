@@ -13,7 +13,7 @@ import { emptyCounters, type TaskCounters, type TaskDeploymentDescriptor } from 
 import { SegmentArena } from '../network/buffer/NetworkBufferPool.js';
 import { HandoverLink } from '../network/thread/HandoverLink.js';
 import { TaskEnd } from '../network/thread/TaskEnd.js';
-import type { ManagedMemorySpec } from './memory/ManagedMemory.js';
+import type { ManagedMemorySpec } from '../runtime/memory/ManagedMemory.js';
 import { Task, type CheckpointMessage, type TaskShuffle } from './Task.js';
 import type { CheckpointAck } from './TaskCheckpoints.js';
 import type { FromTaskThread, TaskThreadData, ToTaskThread } from './TaskThreadMessages.js';

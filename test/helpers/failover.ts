@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import { callJson } from '../../src/rpc/HttpClient.js';
-import type { TaskView } from '../../src/jobmanager/JobStore.js';
+import type { TaskView } from '../../src/jobmanager/store/JobStore.js';
 import { type JobStatus, sleep } from './jobs.js';
 
 /** Writes `files` text files of `lines` lines of 10 space-separated words (vocabulary `vocabulary`), seeded; returns the exact counts. */

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { SpillwayError } from '../../src/errors/Errors.js';
-import { ExecutionVertex } from '../../src/jobmanager/ExecutionVertex.js';
-import { moveJob, type Job } from '../../src/jobmanager/Job.js';
+import { ExecutionVertex } from '../../src/jobmanager/scheduler/ExecutionVertex.js';
+import { moveJob, type Job } from '../../src/jobmanager/jobs/Job.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
 import { TaskState } from '../../src/lifecycle/TaskState.js';
 

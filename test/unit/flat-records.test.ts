@@ -1,7 +1,7 @@
 import { Packr, Unpackr } from 'msgpackr';
 import { describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { flatSize, packFlat, packedSize } from '../../src/taskmanager/memory/FlatRecords.js';
+import { flatSize, packFlat, packedSize } from '../../src/runtime/memory/FlatRecords.js';
 
 /** Numbers at every boundary of msgpack's integer formats, and some that are not 32-bit integers. */
 const NUMBERS = [

@@ -8,7 +8,7 @@ import { seededRandom } from '../../src/job/Corpus.js';
 import { InvalidJobError, validateJob, type JobDefinition, type StageDefinition } from '../../src/job/JobDefinition.js';
 import { listInputFiles, readLines, splitsFor } from '../../src/connectors/text/TextSplits.js';
 import { forEachWord, scanWords } from '../../src/job/Tokenizer.js';
-import { ownerOf } from '../../src/jobmanager/ExecutionGraph.js';
+import { ownerOf } from '../../src/jobmanager/scheduler/ExecutionGraph.js';
 import { compileChain } from '../../src/runtime/OperatorChain.js';
 import { combining, UNCOMBINED_WINDOWS } from '../../src/runtime/Chain.js';
 import { operatorSpec } from '../../src/runtime/operators/Operators.js';

@@ -27,7 +27,7 @@ import { compileChain } from '../../src/runtime/OperatorChain.js';
 import { runLocalJob } from '../helpers/localJob.js';
 import { normalizeOperator, OPERATOR_KINDS, operatorSpec } from '../../src/runtime/operators/Operators.js';
 import { tumbling } from '../../src/runtime/windows/WindowAssigner.js';
-import { ManagedMemory } from '../../src/taskmanager/memory/ManagedMemory.js';
+import { ManagedMemory } from '../../src/runtime/memory/ManagedMemory.js';
 
 type Pair = [number, number];
 const first = (r: unknown): unknown => (r as Pair)[0];

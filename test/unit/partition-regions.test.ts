@@ -4,9 +4,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { JobDefinition, StageDefinition } from '../../src/job/JobDefinition.js';
-import { ExecutionGraph } from '../../src/jobmanager/ExecutionGraph.js';
-import { PartitionTracker } from '../../src/jobmanager/PartitionTracker.js';
-import type { TaskManagerInfo } from '../../src/jobmanager/TaskManagerRegistry.js';
+import { ExecutionGraph } from '../../src/jobmanager/scheduler/ExecutionGraph.js';
+import { PartitionTracker } from '../../src/jobmanager/scheduler/PartitionTracker.js';
+import type { TaskManagerInfo } from '../../src/jobmanager/cluster/TaskManagerRegistry.js';
 import { partitionType } from '../../src/network/partition/PartitionTypes.js';
 
 const TASK_MANAGERS: TaskManagerInfo[] = [1, 2].map((i) => ({

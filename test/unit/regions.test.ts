@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import { pipelinedRegions, regionsToRestart, type RegionEdge } from '../../src/jobmanager/PipelinedRegions.js';
-import { DEFAULT_RESTART, defaultStrategy, restartDelay, restartStrategy } from '../../src/jobmanager/RestartStrategy.js';
+import { pipelinedRegions, regionsToRestart, type RegionEdge } from '../../src/jobmanager/scheduler/PipelinedRegions.js';
+import { DEFAULT_RESTART, defaultStrategy, restartDelay, restartStrategy } from '../../src/jobmanager/failover/RestartStrategy.js';
 import { partitionType } from '../../src/network/partition/PartitionTypes.js';
 
 const maps = ['map.0', 'map.1', 'map.2'];

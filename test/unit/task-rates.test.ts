@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { backPressureLevel, ratesBetween } from '../../src/jobmanager/TaskRates.js';
+import { backPressureLevel, ratesBetween } from '../../src/jobmanager/jobs/TaskRates.js';
 
 const counters = (busyMs: number, backPressuredMs: number, idleMs: number, records: number) => ({
   recordsIn: 0,

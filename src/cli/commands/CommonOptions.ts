@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { DEFAULT_RESTART, defaultStrategy, restartSchema, type RestartStrategy } from '../../jobmanager/RestartStrategy.js';
+import { DEFAULT_RESTART, defaultStrategy, restartSchema, type RestartStrategy } from '../../jobmanager/failover/RestartStrategy.js';
 import { DEFAULT_LOG_LEVEL, LOG_LEVELS, setLogLevel } from '../../Logger.js';
 import { useClientCredentials } from '../../rpc/HttpClient.js';
 import { ClusterSecret } from '../../security/ClusterSecret.js';

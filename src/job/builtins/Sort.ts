@@ -1,4 +1,4 @@
-import { mixHash } from '../../network/writer/StableHash.js';
+import { mixHash } from '../../keys/StableHash.js';
 import { seededRandom } from '../Corpus.js';
 import type { JobDefinition } from '../JobDefinition.js';
 import { JobBuilder } from '../api/JobBuilder.js';

@@ -1,10 +1,10 @@
-import type { JobRecord } from '../JobStore.js';
-import type { JobHistory } from '../JobHistory.js';
+import type { JobRecord } from '../store/JobStore.js';
+import type { JobHistory } from '../store/JobHistory.js';
 import type { JobManagerMetrics } from '../JobManagerMetrics.js';
-import type { JobSubmitter } from '../JobSubmitter.js';
-import type { Modules } from '../Modules.js';
-import type { Scheduler } from '../Scheduler.js';
-import type { TaskManagerRegistry } from '../TaskManagerRegistry.js';
+import type { JobSubmitter } from '../submission/JobSubmitter.js';
+import type { Modules } from '../submission/Modules.js';
+import type { Scheduler } from '../scheduler/Scheduler.js';
+import type { TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 
 /**
  * What the JobManager's route plugins serve from. The parts made once the data dir is

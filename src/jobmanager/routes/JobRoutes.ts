@@ -3,8 +3,8 @@ import path from 'node:path';
 import { errorBody, SpillwayError } from '../../errors/Errors.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import { endedView } from '../checkpoint/CheckpointStats.js';
-import { details, summary } from '../JobViews.js';
-import { submitSchema, type SubmitBody } from '../JobSubmitter.js';
+import { details, summary } from '../jobs/JobViews.js';
+import { submitSchema, type SubmitBody } from '../submission/JobSubmitter.js';
 import type { JobManagerContext } from './JobManagerContext.js';
 import { followResults } from './ResultFollower.js';
 

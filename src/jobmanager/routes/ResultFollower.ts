@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { unpack } from 'msgpackr';
 import { JobState } from '../../lifecycle/JobState.js';
-import type { JobRecord } from '../JobStore.js';
+import type { JobRecord } from '../store/JobStore.js';
 import type { JobManagerContext } from './JobManagerContext.js';
 
 /** How often a follower looks whether its job has ended, ms. */

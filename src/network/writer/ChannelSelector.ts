@@ -1,5 +1,6 @@
-import { bucketOf, stableHash } from './StableHash.js';
+import { bucketOf, stableHash } from '../../keys/StableHash.js';
 import { SpillwayError } from '../../errors/Errors.js';
+import { naturalOrder, type KeyComparator } from '../../keys/KeyOrder.js';
 
 /** Picks the channel (subpartition) of each record; a broadcast selector sends every record to all. */
 export interface ChannelSelector<T> {
@@ -96,16 +97,6 @@ export function channelForKey(key: unknown, n: number, maxParallelism = DEFAULT_
 function channelOfKeyGroup(group: number, n: number, maxParallelism: number): number {
   return Math.floor((group * n) / maxParallelism);
 }
-
-/** Orders keys for range partitioning: numbers by value, strings by code units. */
-export type KeyComparator = (a: unknown, b: unknown) => number;
-
-export const naturalOrder: KeyComparator = (a, b) => {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = String(a);
-  const y = String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-};
 
 /** n-1 sorted boundaries split the key space into n ranges: channel i takes keys below boundary i. */
 export class RangeSelector<T> implements ChannelSelector<T> {

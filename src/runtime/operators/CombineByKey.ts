@@ -1,5 +1,5 @@
 import type { KeyFn, OperatorOf } from '../../job/JobDefinition.js';
-import { SpillingAggregator } from '../../taskmanager/memory/SpillingAggregator.js';
+import { SpillingAggregator } from '../memory/SpillingAggregator.js';
 import { holding } from '../Chain.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 

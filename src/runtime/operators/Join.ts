@@ -1,5 +1,5 @@
 import type { OperatorOf } from '../../job/JobDefinition.js';
-import { HybridHashJoin } from '../../taskmanager/memory/HybridHashJoin.js';
+import { HybridHashJoin } from '../memory/HybridHashJoin.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 
 /**

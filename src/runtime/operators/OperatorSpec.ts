@@ -1,5 +1,5 @@
 import type { Operator, Partitioning } from '../../job/JobDefinition.js';
-import type { ManagedMemory } from '../../taskmanager/memory/ManagedMemory.js';
+import type { ManagedMemory } from '../memory/ManagedMemory.js';
 import type { Chain, Combiner, Emit, Step } from '../Chain.js';
 import type { StreamContext } from '../StreamContext.js';
 

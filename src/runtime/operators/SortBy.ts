@@ -1,5 +1,5 @@
 import type { OperatorOf } from '../../job/JobDefinition.js';
-import { ExternalSorter } from '../../taskmanager/memory/ExternalSorter.js';
+import { ExternalSorter } from '../memory/ExternalSorter.js';
 import { holding } from '../Chain.js';
 import { notAFunction, type OperatorSpec } from './OperatorSpec.js';
 

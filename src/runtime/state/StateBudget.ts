@@ -1,5 +1,5 @@
 import { SpillwayError } from '../../errors/Errors.js';
-import { HEAP_OBJECT_FACTOR } from '../../taskmanager/memory/ManagedMemory.js';
+import { HEAP_OBJECT_FACTOR } from '../memory/ManagedMemory.js';
 
 /**
  * What one operator's state holds in the task's heap (keyed state, windows, timers),

@@ -1,8 +1,8 @@
-import { foldPartitions, levelSalt, MAX_SPILL_DEPTH, SPILL_PARTITIONS, type SpillingFold } from '../../../taskmanager/memory/KeyPartitions.js';
-import type { OperatorMemory } from '../../../taskmanager/memory/OperatorMemory.js';
-import { emitEach, type RecordSink } from '../../../taskmanager/memory/RecordSink.js';
-import type { SpillOutput } from '../../../taskmanager/memory/OperatorMemory.js';
-import { tableBudget, writerBlockBytes } from '../../../taskmanager/memory/SpillingAggregator.js';
+import { foldPartitions, levelSalt, MAX_SPILL_DEPTH, SPILL_PARTITIONS, type SpillingFold } from '../../../runtime/memory/KeyPartitions.js';
+import type { OperatorMemory } from '../../../runtime/memory/OperatorMemory.js';
+import { emitEach, type RecordSink } from '../../../runtime/memory/RecordSink.js';
+import type { SpillOutput } from '../../../runtime/memory/OperatorMemory.js';
+import { tableBudget, writerBlockBytes } from '../../../runtime/memory/SpillingAggregator.js';
 import { WordCounter, type WordCountGroup, type WordCountRecord } from './WordCounter.js';
 
 /**

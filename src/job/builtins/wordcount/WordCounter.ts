@@ -1,4 +1,4 @@
-import { bucketOf, mixHash } from '../../../network/writer/StableHash.js';
+import { bucketOf, mixHash } from '../../../keys/StableHash.js';
 import { forEachWord, isWordCodePoint, lowerWordCodePoint } from '../../Tokenizer.js';
 
 /** Per byte: a separator (an ASCII byte that is not [A-Za-z0-9']), part of an ASCII word, or the start of a multi-byte sequence. */

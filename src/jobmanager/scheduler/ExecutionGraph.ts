@@ -1,12 +1,12 @@
-import { validateJob, type JobDefinition, type StageDefinition } from '../job/JobDefinition.js';
-import type { JobReference, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
-import type { PartitionType } from '../network/partition/PartitionType.js';
-import { type CompressionCodec, compressionCodec } from '../network/buffer/CompressionCodec.js';
-import { partitionType } from '../network/partition/PartitionTypes.js';
+import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
+import type { JobReference, TaskDeploymentDescriptor } from '../../rpc/TaskDeployment.js';
+import type { PartitionType } from '../../network/partition/PartitionType.js';
+import { type CompressionCodec, compressionCodec } from '../../network/buffer/CompressionCodec.js';
+import { partitionType } from '../../network/partition/PartitionTypes.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import { ExecutionVertex } from './ExecutionVertex.js';
 import { pipelinedRegions } from './PipelinedRegions.js';
-import type { TaskManagerInfo } from './TaskManagerRegistry.js';
+import type { TaskManagerInfo } from '../cluster/TaskManagerRegistry.js';
 
 /** An exchange between two stages: one partition per producer subtask. */
 export interface ExecutionEdge {

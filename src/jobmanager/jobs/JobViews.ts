@@ -1,7 +1,7 @@
-import { TaskState } from '../lifecycle/TaskState.js';
-import { emptyCounters, type TaskCounters } from '../rpc/TaskDeployment.js';
-import type { ExecutionEdge, ExecutionGraph } from './ExecutionGraph.js';
-import type { EdgeView, JobRecord } from './JobStore.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
+import type { ExecutionEdge, ExecutionGraph } from '../scheduler/ExecutionGraph.js';
+import type { EdgeView, JobRecord } from '../store/JobStore.js';
 import { eventTime } from './EventTimeView.js';
 import type { Job } from './Job.js';
 

@@ -1,5 +1,5 @@
 import type { KeyFn } from '../../job/JobDefinition.js';
-import { stateKey } from '../../runtime/state/KeyedState.js';
+import { stateKey } from '../state/KeyedState.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';
 import { HEAP_OBJECT_FACTOR, type ManagedMemory } from './ManagedMemory.js';

@@ -1,8 +1,8 @@
-import { JobState } from '../lifecycle/JobState.js';
-import { sinkSpec } from '../connectors/Sinks.js';
-import type { ExecutionGraph } from './ExecutionGraph.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import { sinkSpec } from '../../connectors/Sinks.js';
+import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 import type { Job } from './Job.js';
-import type { JobHistory } from './JobHistory.js';
+import type { JobHistory } from '../store/JobHistory.js';
 
 /** Where the store keeps what checkpoints committed of a collect sink: past every task's own index, by stage and the subtask that prepared it. */
 const COMMITTED_BASE = 1_000_000;

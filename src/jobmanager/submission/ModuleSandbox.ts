@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { deserializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
-import type { JobDefinition } from '../job/JobDefinition.js';
-import type { JobReference } from '../rpc/TaskDeployment.js';
+import { deserializeError, SpillwayError, type SerializedError } from '../../errors/Errors.js';
+import type { JobDefinition } from '../../job/JobDefinition.js';
+import type { JobReference } from '../../rpc/TaskDeployment.js';
 
 /** A sandbox thread's heap limit: a module that builds a huge graph fails, the JobManager does not. */
 const SANDBOX_HEAP_MB = 256;

@@ -1,7 +1,7 @@
 import type { Unpackr } from 'msgpackr';
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { copyBytes } from '../../network/buffer/Bytes.js';
-import { naturalOrder } from '../../network/writer/ChannelSelector.js';
+import { naturalOrder } from '../../keys/KeyOrder.js';
 import { flatSize, packFlat } from './FlatRecords.js';
 import { HeldEntries } from './HeldEntries.js';
 import type { ManagedMemory } from './ManagedMemory.js';

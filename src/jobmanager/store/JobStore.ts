@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { JobReference, PartitionTypeName, TaskCounters } from '../rpc/TaskDeployment.js';
-import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
-import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
-import type { CheckpointSummary } from './checkpoint/CheckpointStats.js';
-import type { EventTimeFigures } from './EventTimeView.js';
-import type { ErrorCode } from '../errors/Errors.js';
-import type { JobState } from '../lifecycle/JobState.js';
-import type { TaskState } from '../lifecycle/TaskState.js';
-import type { JobException } from './Job.js';
-import type { TaskRates } from './TaskRates.js';
+import type { JobReference, PartitionTypeName, TaskCounters } from '../../rpc/TaskDeployment.js';
+import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
+import type { CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
+import type { CheckpointSummary } from '../checkpoint/CheckpointStats.js';
+import type { EventTimeFigures } from '../jobs/EventTimeView.js';
+import type { ErrorCode } from '../../errors/Errors.js';
+import type { JobState } from '../../lifecycle/JobState.js';
+import type { TaskState } from '../../lifecycle/TaskState.js';
+import type { JobException } from '../jobs/Job.js';
+import type { TaskRates } from '../jobs/TaskRates.js';
 
 /** One task of a job as GET /jobs/:id shows it. */
 export interface TaskView {

@@ -1,16 +1,16 @@
-import type { ErrorCode, SerializedError } from '../errors/Errors.js';
-import { isBounded, normalizeStage, type JobDefinition } from '../job/JobDefinition.js';
-import { JobState } from '../lifecycle/JobState.js';
-import type { CompressionCodec } from '../network/buffer/CompressionCodec.js';
-import type { PartitionType } from '../network/partition/PartitionType.js';
-import type { JobReference, Split } from '../rpc/TaskDeployment.js';
-import type { CheckpointCoordinator } from './checkpoint/CheckpointCoordinator.js';
-import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
-import type { CheckpointOptions } from './checkpoint/CheckpointOptions.js';
+import type { ErrorCode, SerializedError } from '../../errors/Errors.js';
+import { isBounded, normalizeStage, type JobDefinition } from '../../job/JobDefinition.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
+import type { PartitionType } from '../../network/partition/PartitionType.js';
+import type { JobReference, Split } from '../../rpc/TaskDeployment.js';
+import type { CheckpointCoordinator } from '../checkpoint/CheckpointCoordinator.js';
+import type { CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
+import type { CheckpointOptions } from '../checkpoint/CheckpointOptions.js';
 import type { WatermarkProgress } from './EventTimeView.js';
-import type { ExecutionGraph } from './ExecutionGraph.js';
-import type { RestartStrategy } from './RestartStrategy.js';
-import type { SplitAssigner } from '../connectors/SplitAssigner.js';
+import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
+import type { RestartStrategy } from '../failover/RestartStrategy.js';
+import type { SplitAssigner } from '../../connectors/SplitAssigner.js';
 
 /** A job as submitted: what to run, how wide, over which exchanges, and how to restart. */
 export interface JobSubmission {

@@ -1,4 +1,4 @@
-import { SpillwayError } from '../errors/Errors.js';
+import { SpillwayError } from '../../errors/Errors.js';
 
 /**
  * How often and after how long a failed job is tried again, as Flink's restart

@@ -1,6 +1,6 @@
 import { ExecutionGraph } from './ExecutionGraph.js';
-import type { Job } from './Job.js';
-import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+import type { Job } from '../jobs/Job.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 
 /**
  * Plans a queued job on the live TaskManagers and takes its slots if they are all

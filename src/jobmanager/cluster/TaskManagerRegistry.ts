@@ -1,5 +1,5 @@
-import type { Registration } from '../rpc/ControlPlane.js';
-import { TaskManagerGateway } from '../rpc/TaskManagerGateway.js';
+import type { Registration } from '../../rpc/ControlPlane.js';
+import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
 
 /** How long a suspect TaskManager has to answer its check before it is declared lost. */
 export const SUSPECT_CHECK_TIMEOUT_MS = 2000;

@@ -1,4 +1,4 @@
-import type { TaskCounters } from '../rpc/TaskDeployment.js';
+import type { TaskCounters } from '../../rpc/TaskDeployment.js';
 
 /** Flink's backpressure levels: backpressured at most 10% of the time is OK, at most 50% LOW, above that HIGH. */
 export type BackPressureLevel = 'OK' | 'LOW' | 'HIGH';

@@ -1,4 +1,4 @@
-import { bucketOf, mixHash, stableHash } from '../../network/writer/StableHash.js';
+import { bucketOf, mixHash, stableHash } from '../../keys/StableHash.js';
 import { pause, type RecordSink } from './RecordSink.js';
 import { removeSpillFile, spilledRecords } from './SpillFile.js';
 import type { SpillOutput } from './OperatorMemory.js';

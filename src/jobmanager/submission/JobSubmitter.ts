@@ -1,20 +1,20 @@
-import { codeOf, SpillwayError } from '../errors/Errors.js';
-import { BUILTIN_JOBS, isBuiltinJob } from '../job/BuiltinJobs.js';
-import { isBounded, normalizeStage, validateJob, type JobDefinition } from '../job/JobDefinition.js';
-import { operatorSpec } from '../runtime/operators/Operators.js';
-import { savepointAt } from './checkpoint/CheckpointCoordinator.js';
-import { checkpointIntact, fingerprintChanges, fingerprintOf, type CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
-import { checkpointOptions, checkpointsSchema, type CheckpointOptions } from './checkpoint/CheckpointOptions.js';
-import type { JobLoader } from '../job/JobLoader.js';
-import { checkSources } from '../connectors/Sources.js';
-import { compressionCodec } from '../network/buffer/CompressionCodec.js';
-import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../network/partition/PartitionTypes.js';
-import { DEFAULT_BUFFER_TIMEOUT } from '../network/writer/RecordWriter.js';
-import type { JobReference } from '../rpc/TaskDeployment.js';
-import type { JobSubmission } from './Job.js';
+import { codeOf, SpillwayError } from '../../errors/Errors.js';
+import { BUILTIN_JOBS, isBuiltinJob } from '../../job/BuiltinJobs.js';
+import { isBounded, normalizeStage, validateJob, type JobDefinition } from '../../job/JobDefinition.js';
+import { operatorSpec } from '../../runtime/operators/Operators.js';
+import { savepointAt } from '../checkpoint/CheckpointCoordinator.js';
+import { checkpointIntact, fingerprintChanges, fingerprintOf, type CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
+import { checkpointOptions, checkpointsSchema, type CheckpointOptions } from '../checkpoint/CheckpointOptions.js';
+import type { JobLoader } from '../../job/JobLoader.js';
+import { checkSources } from '../../connectors/Sources.js';
+import { compressionCodec } from '../../network/buffer/CompressionCodec.js';
+import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../../network/partition/PartitionTypes.js';
+import { DEFAULT_BUFFER_TIMEOUT } from '../../network/writer/RecordWriter.js';
+import type { JobReference } from '../../rpc/TaskDeployment.js';
+import type { JobSubmission } from '../jobs/Job.js';
 import { ModuleSandbox } from './ModuleSandbox.js';
 import type { Modules } from './Modules.js';
-import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from './RestartStrategy.js';
+import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from '../failover/RestartStrategy.js';
 
 /** The body of POST /jobs. */
 export interface SubmitBody {

@@ -1,16 +1,16 @@
-import { codeOf, type SerializedError } from '../errors/Errors.js';
-import { JobState } from '../lifecycle/JobState.js';
-import { TaskState } from '../lifecycle/TaskState.js';
-import { HttpError } from '../rpc/HttpClient.js';
-import { TaskManagerGateway } from '../rpc/TaskManagerGateway.js';
-import { executionId, type PartitionLocation } from '../rpc/TaskDeployment.js';
-import { log } from '../Logger.js';
+import { codeOf, type SerializedError } from '../../errors/Errors.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import { HttpError } from '../../rpc/HttpClient.js';
+import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
+import { executionId, type PartitionLocation } from '../../rpc/TaskDeployment.js';
+import { log } from '../../Logger.js';
 import type { ExecutionGraph } from './ExecutionGraph.js';
 import type { ExecutionVertex } from './ExecutionVertex.js';
-import type { Job } from './Job.js';
+import type { Job } from '../jobs/Job.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import { relocateSlots } from './SlotAllocation.js';
-import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 
 /**
  * The JobManager's calls to TaskManagers for a job: deploying each pipelined region once

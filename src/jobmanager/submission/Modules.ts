@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import type { JobLoader } from '../job/JobLoader.js';
-import type { JobStore } from './JobStore.js';
+import type { JobLoader } from '../../job/JobLoader.js';
+import type { JobStore } from '../store/JobStore.js';
 
 /**
  * Uploaded job modules, kept in the store by content hash. One that no kept job runs

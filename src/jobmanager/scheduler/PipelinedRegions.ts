@@ -1,4 +1,4 @@
-import type { PartitionType } from '../network/partition/PartitionType.js';
+import type { PartitionType } from '../../network/partition/PartitionType.js';
 
 /** An edge between two nodes (subtasks) that regions are drawn from. */
 export interface RegionEdge {

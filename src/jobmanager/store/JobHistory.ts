@@ -1,9 +1,9 @@
 import { unpack } from 'msgpackr';
-import { JobState } from '../lifecycle/JobState.js';
-import { TaskState } from '../lifecycle/TaskState.js';
-import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import type { CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
 import type { JobRecord, JobStore } from './JobStore.js';
-import { log } from '../Logger.js';
+import { log } from '../../Logger.js';
 
 /** The reason a job that was running when its JobManager went down ends with. */
 export const RESTARTED = 'JobManager restarted';

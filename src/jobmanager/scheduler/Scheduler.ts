@@ -1,23 +1,23 @@
-import { codeOf, SpillwayError, type SerializedError } from '../errors/Errors.js';
-import { SplitAssigner, SplitRequestError } from '../connectors/SplitAssigner.js';
-import { sourceSpec } from '../connectors/Sources.js';
-import { JobState } from '../lifecycle/JobState.js';
-import { TaskState } from '../lifecycle/TaskState.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
-import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskStateReport } from '../rpc/TaskDeployment.js';
-import { log } from '../Logger.js';
+import { codeOf, SpillwayError, type SerializedError } from '../../errors/Errors.js';
+import { SplitAssigner, SplitRequestError } from '../../connectors/SplitAssigner.js';
+import { sourceSpec } from '../../connectors/Sources.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import type { TaskBufferStats } from '../../network/thread/NetworkEnd.js';
+import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskStateReport } from '../../rpc/TaskDeployment.js';
+import { log } from '../../Logger.js';
 import { Deployment } from './Deployment.js';
 import type { ExecutionVertex } from './ExecutionVertex.js';
-import { Failover } from './Failover.js';
-import { createJob, jobIdOf, moveJob, type Job, type JobSubmission } from './Job.js';
-import type { JobHistory } from './JobHistory.js';
-import { JobOutputs, type ResultsListener } from './JobOutputs.js';
-import { snapshot } from './JobViews.js';
-import { CheckpointCoordinator } from './checkpoint/CheckpointCoordinator.js';
+import { Failover } from '../failover/Failover.js';
+import { createJob, jobIdOf, moveJob, type Job, type JobSubmission } from '../jobs/Job.js';
+import type { JobHistory } from '../store/JobHistory.js';
+import { JobOutputs, type ResultsListener } from '../jobs/JobOutputs.js';
+import { snapshot } from '../jobs/JobViews.js';
+import { CheckpointCoordinator } from '../checkpoint/CheckpointCoordinator.js';
 import { PartitionTracker } from './PartitionTracker.js';
 import { allocateSlots, releaseSlots } from './SlotAllocation.js';
-import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
-import { ratesBetween } from './TaskRates.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
+import { ratesBetween } from '../jobs/TaskRates.js';
 
 /**
  * Runs jobs on the cluster: queues them until their slots are free, starts them, takes

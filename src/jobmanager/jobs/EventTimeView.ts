@@ -1,6 +1,6 @@
-import { timestampedStages } from '../job/JobDefinition.js';
-import type { LatencyFigures } from '../runtime/time/LatencySamples.js';
-import type { ExecutionGraph } from './ExecutionGraph.js';
+import { timestampedStages } from '../../job/JobDefinition.js';
+import type { LatencyFigures } from '../../runtime/time/LatencySamples.js';
+import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 
 /** A stage's watermark has not moved for this long in a running unbounded job: it is shown stuck. */
 export const WATERMARK_STUCK_MS = 10_000;

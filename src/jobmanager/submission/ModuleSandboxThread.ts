@@ -4,10 +4,10 @@
  * see ModuleSandbox). Modules stay imported for the next requests.
  */
 import { parentPort } from 'node:worker_threads';
-import { serializeError, SpillwayError } from '../errors/Errors.js';
-import { JobLoader } from '../job/JobLoader.js';
-import { validateJob } from '../job/JobDefinition.js';
-import { checkSources } from '../connectors/Sources.js';
+import { serializeError, SpillwayError } from '../../errors/Errors.js';
+import { JobLoader } from '../../job/JobLoader.js';
+import { validateJob } from '../../job/JobDefinition.js';
+import { checkSources } from '../../connectors/Sources.js';
 import { FUNCTION_MARK, type SandboxAnswer, type SandboxRequest } from './ModuleSandbox.js';
 
 /** Imported modules by hash, per folder of modules (one JobManager's). */

@@ -1,8 +1,8 @@
-import type { SerializedError } from '../errors/Errors.js';
-import { TaskState } from '../lifecycle/TaskState.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
-import { emptyCounters, type TaskCounters } from '../rpc/TaskDeployment.js';
-import type { CounterSample, TaskRates } from './TaskRates.js';
+import type { SerializedError } from '../../errors/Errors.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import type { TaskBufferStats } from '../../network/thread/NetworkEnd.js';
+import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
+import type { CounterSample, TaskRates } from '../jobs/TaskRates.js';
 
 /**
  * One subtask of a stage, placed on a TaskManager, and its current attempt. Its state

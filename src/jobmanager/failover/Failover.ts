@@ -1,14 +1,14 @@
-import type { ErrorCode, SerializedError } from '../errors/Errors.js';
-import { JobState } from '../lifecycle/JobState.js';
-import { TaskState } from '../lifecycle/TaskState.js';
-import type { Deployment } from './Deployment.js';
-import type { ExecutionVertex } from './ExecutionVertex.js';
-import type { Job } from './Job.js';
-import type { PartitionTracker } from './PartitionTracker.js';
-import { regionsToRestart } from './PipelinedRegions.js';
+import type { ErrorCode, SerializedError } from '../../errors/Errors.js';
+import { JobState } from '../../lifecycle/JobState.js';
+import { TaskState } from '../../lifecycle/TaskState.js';
+import type { Deployment } from '../scheduler/Deployment.js';
+import type { ExecutionVertex } from '../scheduler/ExecutionVertex.js';
+import type { Job } from '../jobs/Job.js';
+import type { PartitionTracker } from '../scheduler/PartitionTracker.js';
+import { regionsToRestart } from '../scheduler/PipelinedRegions.js';
 import { describeStrategy, restartDelay } from './RestartStrategy.js';
-import { freeSlots, relocateSlots } from './SlotAllocation.js';
-import type { TaskManagerInfo, TaskManagerRegistry } from './TaskManagerRegistry.js';
+import { freeSlots, relocateSlots } from '../scheduler/SlotAllocation.js';
+import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 
 /**
  * Restarts what a failure touches (Flink's RestartPipelinedRegionFailoverStrategy): the
