@@ -27,6 +27,14 @@ export const ERRORS = {
   SPW_ERR_USER_CODE: { status: 500, meaning: "the job's own code threw while a task ran it" },
   SPW_ERR_UNBOUNDED_JOB: { status: 400, meaning: 'an unbounded job (one that reads an unbounded source) has an edge that is not pipelined, or an operator that gives out its records only when its input ends' },
 
+  // SQL statements (src/sql/).
+  SPW_ERR_SQL_SYNTAX: { status: 400, meaning: 'a SQL statement does not parse; the message gives its line and column with a caret under the place' },
+  SPW_ERR_SQL_UNKNOWN_TABLE: { status: 400, meaning: 'a SQL statement names a table or view the catalogue does not hold' },
+  SPW_ERR_SQL_UNKNOWN_COLUMN: { status: 400, meaning: 'a SQL expression names a column its tables do not have' },
+  SPW_ERR_SQL_UNKNOWN_FUNCTION: { status: 400, meaning: 'a SQL expression calls a function that is neither built in nor created' },
+  SPW_ERR_SQL_TYPE: { status: 400, meaning: 'a SQL expression or option is of a type that does not fit where it stands' },
+  SPW_ERR_SQL_UNSUPPORTED: { status: 400, meaning: 'a SQL construct that Spillway does not plan (yet), or an updating result into an append-only sink' },
+
   // The REST API.
   SPW_ERR_BAD_REQUEST: { status: 400, meaning: 'a request body, query or parameter is not of the form the route takes' },
   SPW_ERR_NOT_FOUND: { status: 404, meaning: 'no route has that method and path' },
