@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseStatements } from '../../src/sql/parser/Parser.js';
+import { type ParsedStatement, parseStatements } from '../../src/sql/parser/Parser.js';
 import { SqlError } from '../../src/sql/SqlError.js';
 import { NEXMARK_SQL_DIR, nexmarkSql } from '../helpers/nexmarkSql.js';
 
@@ -14,7 +14,7 @@ describe('the SQL parser', () => {
   });
 
   it('reads computed columns, the watermark, nested ROW types and options of a CREATE TABLE', () => {
-    const [{ statement }] = parseStatements(nexmarkSql('ddl_gen', { events: 1000 })) as [{ statement: { k: string } & Record<string, unknown> }];
+    const [{ statement }] = parseStatements(nexmarkSql('ddl_gen', { events: 1000 })) as [ParsedStatement];
     expect(statement.k).toBe('createTable');
     const table = statement as unknown as { columns: { name: string; type?: { fields?: unknown[] }; expr?: unknown }[]; watermark: { column: string }; options: Record<string, string> };
     expect(table.columns.map((c) => c.name)).toEqual(['event_type', 'person', 'auction', 'bid', 'dateTime']);

@@ -70,7 +70,7 @@ class Parser {
       return { k: 'statementSet', at, inserts };
     }
     if (this.eatWord('EXPLAIN')) {
-      this.eatWord('PLAN') && this.expectWord('FOR');
+      if (this.eatWord('PLAN')) this.expectWord('FOR');
       return { k: 'explain', at, statement: this.statement() };
     }
     if (this.eatWord('SHOW')) {
