@@ -31,6 +31,7 @@ import { internalRoutes } from './routes/InternalRoutes.js';
 import type { JobManagerContext } from './routes/JobManagerContext.js';
 import { jobRoutes } from './routes/JobRoutes.js';
 import { moduleRoutes } from './routes/ModuleRoutes.js';
+import { sqlRoutes } from './routes/SqlRoutes.js';
 import { Scheduler } from './scheduler/Scheduler.js';
 import { TaskManagerRegistry } from './cluster/TaskManagerRegistry.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
@@ -94,6 +95,7 @@ export class JobManager {
     void this.http.register(clusterRoutes, context);
     void this.http.register(moduleRoutes, context);
     void this.http.register(internalRoutes, context);
+    void this.http.register(sqlRoutes, context);
   }
 
   /** Binds, opens the data dir and takes over what an earlier JobManager left there; returns the URL. */
@@ -172,6 +174,12 @@ export class JobManager {
       submitter: () => this.submitter,
       job: (id) => this.job(id),
       jobs: () => this.jobs(),
+      sqlCatalog: () => ({
+        load: () => this.store.getCatalog(),
+        save: async (snapshot) => {
+          await this.store.putCatalog(snapshot);
+        },
+      }),
     };
   }
 

@@ -23,6 +23,15 @@ export interface SqlJobParams {
   sql: string;
   catalog: CatalogSnapshot;
   settings: Record<string, string>;
+  /** The plan as EXPLAIN gives it, for the job's details (not read when planning). */
+  plan?: string[];
+}
+
+/** What GET /jobs/:id shows of a SQL job: its statement and its plan. */
+export function sqlDetails(ref: { builtin?: string; params?: Record<string, unknown> }): { sql?: { statement: string; plan: string[] } } {
+  if (ref.builtin !== SQL_JOB || ref.params === undefined) return {};
+  const params = ref.params as unknown as SqlJobParams;
+  return { sql: { statement: params.sql, plan: params.plan ?? [] } };
 }
 
 /** What planning a statement gives: the job, its plan for EXPLAIN, and the columns of a SELECT. */

@@ -46,74 +46,78 @@ export class SqlSession {
 
   /** Runs every statement of `text` in order; the first error stops the rest and submits nothing of its statement. */
   execute(text: string): SqlResult[] {
-    return parseStatements(text).map(({ statement, text: own }) => this.run(statement, own));
+    return parseStatements(text).map(({ statement, text: own }) => this.run(statement, own, text));
   }
 
-  private run(statement: Statement, text: string): SqlResult {
+  /** Runs one statement: `own` is its text, `text` all of them (the statement's positions, and so its errors', are in it). */
+  private run(statement: Statement, own: string, text: string): SqlResult {
     switch (statement.k) {
-      case 'createTable':
-        this.catalog.addTable(statement, text);
-        return { kind: 'ok', statement: text, message: `table ${statement.name} created` };
+      case 'createTable': {
+        // Kept with positions in its own text, which the catalogue keeps with it.
+        const [alone] = parseStatements(own);
+        this.catalog.addTable(alone!.statement as typeof statement, own);
+        return { kind: 'ok', statement: own, message: `table ${statement.name} created` };
+      }
       case 'createView': {
         const view = { name: statement.name, query: statement.text };
         // Planned once now, so that an unknown table or column is this statement's error.
         planStatement({ k: 'query', at: 0, query: statement.query }, text, this.catalog, this.settings);
         this.catalog.addView(view, text, statement.at);
-        return { kind: 'ok', statement: text, message: `view ${statement.name} created` };
+        return { kind: 'ok', statement: own, message: `view ${statement.name} created` };
       }
       case 'createFunction': {
         if (statement.language !== 'JAVASCRIPT') throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', `LANGUAGE ${statement.language}: a function is a JavaScript module (LANGUAGE JAVASCRIPT)`, text, statement.at);
         const file = path.resolve(this.baseDir, statement.module);
         if (!fs.existsSync(file)) throw SqlError.at('SPW_ERR_SQL_UNKNOWN_FUNCTION', `function ${statement.name}: no module at ${statement.module}`, text, statement.at);
         this.catalog.addFunction({ name: statement.name, module: statement.module, source: fs.readFileSync(file, 'utf8') });
-        return { kind: 'ok', statement: text, message: `function ${statement.name} created` };
+        return { kind: 'ok', statement: own, message: `function ${statement.name} created` };
       }
       case 'set': {
         if (!SQL_SETTINGS.includes(statement.key)) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', `unknown setting '${statement.key}' (${SQL_SETTINGS.join(', ')})`, text, statement.at);
         this.settings[statement.key] = statement.value;
-        return { kind: 'ok', statement: text, message: `${statement.key} = ${statement.value}` };
+        return { kind: 'ok', statement: own, message: `${statement.key} = ${statement.value}` };
       }
       case 'showTables':
-        return { kind: 'table', statement: text, columns: ['table name'], rows: this.catalog.names().map((n) => [n]) };
+        return { kind: 'table', statement: own, columns: ['table name'], rows: this.catalog.names().map((n) => [n]) };
       case 'describe':
-        return this.describe(statement.name, text, statement.at);
+        return this.describe(statement.name, own, text, statement.at);
       case 'drop': {
         const dropped = this.catalog.drop(statement.what, statement.name);
         if (!dropped && !statement.ifExists) throw SqlError.at(statement.what === 'FUNCTION' ? 'SPW_ERR_SQL_UNKNOWN_FUNCTION' : 'SPW_ERR_SQL_UNKNOWN_TABLE', `no ${statement.what.toLowerCase()} named ${statement.name}`, text, statement.at);
-        return { kind: 'ok', statement: text, message: `${statement.what.toLowerCase()} ${statement.name} dropped` };
+        return { kind: 'ok', statement: own, message: `${statement.what.toLowerCase()} ${statement.name} dropped` };
       }
       case 'explain': {
         const planned = planStatement(statement.statement, text, this.catalog, this.settings);
         const rows = [...planned.explain.map((line) => ['logical', line]), ...physicalPlan(planned.job).map((line) => ['physical', line])];
-        return { kind: 'table', statement: text, columns: ['plan', 'step'], rows };
+        return { kind: 'table', statement: own, columns: ['plan', 'step'], rows };
       }
       case 'insert':
       case 'statementSet':
       case 'query':
-        return this.job(statement, text);
+        return this.job(statement, own, text);
     }
   }
 
-  private job(statement: Statement, text: string): SqlResult {
+  private job(statement: Statement, own: string, text: string): SqlResult {
     const planned = planStatement(statement, text, this.catalog, this.settings);
-    const params: SqlJobParams = { sql: text, catalog: this.catalog.snapshot(), settings: { ...this.settings } };
+    const params: SqlJobParams = { sql: own, catalog: this.catalog.snapshot(), settings: { ...this.settings } };
     const submission: Extract<SqlResult, { kind: 'job' }>['submission'] = { job: SQL_JOB, name: jobName(statement), params };
     const parallelism = this.settings['parallelism.default'];
     if (parallelism !== undefined) submission.parallelism = Number(parallelism);
     const interval = this.settings['execution.checkpointing.interval'];
     if (interval !== undefined) submission.checkpoints = { interval: durationMs(interval) };
-    return { kind: 'job', statement: text, submission, columns: planned.columns, updating: planned.updating, bounded: planned.bounded, plan: [...planned.explain, ...physicalPlan(planned.job)] };
+    return { kind: 'job', statement: own, submission, columns: planned.columns, updating: planned.updating, bounded: planned.bounded, plan: [...planned.explain, ...physicalPlan(planned.job)] };
   }
 
-  private describe(name: string, text: string, at: number): SqlResult {
+  private describe(name: string, own: string, text: string, at: number): SqlResult {
     const table = this.catalog.table(name);
     if (table !== undefined) {
       const rows = table.columns.map((c) => [c.name, c.type ? typeText(c.type) : 'computed', table.primaryKey.includes(c.name) ? 'PRI' : '', table.watermark?.column === c.name ? 'WATERMARK' : '']);
-      return { kind: 'table', statement: text, columns: ['name', 'type', 'key', 'extras'], rows };
+      return { kind: 'table', statement: own, columns: ['name', 'type', 'key', 'extras'], rows };
     }
     if (this.catalog.view(name) !== undefined) {
       const planned = planStatement({ k: 'query', at: 0, query: (parseStatements(this.catalog.view(name)!.query)[0]!.statement as Extract<Statement, { k: 'query' }>).query }, text, this.catalog, this.settings);
-      return { kind: 'table', statement: text, columns: ['name'], rows: planned.columns.map((c) => [c]) };
+      return { kind: 'table', statement: own, columns: ['name'], rows: planned.columns.map((c) => [c]) };
     }
     throw SqlError.at('SPW_ERR_SQL_UNKNOWN_TABLE', `unknown table ${name}`, text, at);
   }

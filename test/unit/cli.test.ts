@@ -1,4 +1,5 @@
 /** The command line's option tables: parsing, checking, help and the README, without starting a process. */
+import { SQL_OPTIONS } from '../../src/cli/commands/SqlCommand.js';
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/Commands.js';
@@ -18,6 +19,7 @@ const TABLES: Record<string, OptionTable> = {
   taskmanager: TASKMANAGER_OPTIONS,
   local: LOCAL_OPTIONS,
   submit: SUBMIT_OPTIONS,
+  sql: SQL_OPTIONS,
   savepoint: SAVEPOINT_OPTIONS,
   stop: SAVEPOINT_OPTIONS,
 };

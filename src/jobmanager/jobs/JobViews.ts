@@ -1,3 +1,4 @@
+import { sqlDetails } from '../../sql/SqlJob.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
 import type { ExecutionEdge, ExecutionGraph } from '../scheduler/ExecutionGraph.js';
@@ -133,5 +134,6 @@ export function details(job: JobRecord): Record<string, unknown> {
     restarts: job.restarts ?? 0,
     bounded: job.bounded ?? true,
     ...(job.eventTime === undefined ? {} : job.eventTime),
+    ...sqlDetails(job.ref),
   };
 }

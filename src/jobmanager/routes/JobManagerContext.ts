@@ -1,3 +1,4 @@
+import type { CatalogSnapshot } from '../../sql/Catalog.js';
 import type { JobRecord } from '../store/JobStore.js';
 import type { JobHistory } from '../store/JobHistory.js';
 import type { JobManagerMetrics } from '../JobManagerMetrics.js';
@@ -26,4 +27,6 @@ export interface JobManagerContext {
   job(id: string): JobRecord;
   /** Every job answered for, by number; live ones as they stand. */
   jobs(): JobRecord[];
+  /** The SQL catalogue in the store, so that a restarted JobManager keeps it. */
+  sqlCatalog(): { load(): CatalogSnapshot | undefined; save(snapshot: CatalogSnapshot): Promise<void> };
 }

@@ -1,3 +1,4 @@
+import type { CatalogSnapshot } from '../../sql/Catalog.js';
 import fs from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { JobReference, PartitionTypeName, TaskCounters } from '../../rpc/TaskDeployment.js';
@@ -108,7 +109,7 @@ export interface StoredModule {
  * The JobManager's durable state in one LMDB environment under its data dir: job
  * records (by job number), collected records (msgpack as the TaskManager sent them,
  * by job number and task index, so one range read gives them in task order), uploaded
- * modules (by hash) and the next job number. Writes are asynchronous and invisible to
+ * modules (by hash), the next job number and the SQL catalogue. Writes are asynchronous and invisible to
  * reads until committed: a caller that must read its own write awaits it.
  */
 export class JobStore {
@@ -119,6 +120,7 @@ export class JobStore {
     private readonly modules: Database<StoredModule, string>,
     private readonly meta: Database<number, string>,
     private readonly checkpoints: Database<CheckpointMetadata, number[]>,
+    private readonly sql: Database<CatalogSnapshot, string>,
   ) {}
 
   static open(dir: string): JobStore {
@@ -131,7 +133,17 @@ export class JobStore {
       root.openDB<StoredModule, string>('modules', {}),
       root.openDB<number, string>('meta', {}),
       root.openDB<CheckpointMetadata, number[]>('checkpoints', {}),
+      root.openDB<CatalogSnapshot, string>('sql', {}),
     );
+  }
+
+  /** The SQL catalogue (tables, views, functions), as the last statement that changed it left it. */
+  getCatalog(): CatalogSnapshot | undefined {
+    return this.sql.get('catalog');
+  }
+
+  putCatalog(snapshot: CatalogSnapshot): Promise<boolean> {
+    return this.sql.put('catalog', snapshot);
   }
 
   /** Records a job's completed checkpoint (or savepoint), by job number and checkpoint id. */
