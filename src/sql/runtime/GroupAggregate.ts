@@ -32,16 +32,16 @@ export function groupAggregate(
         const change = record as Change;
         state = change.op === '+I' || change.op === '+U' ? acc.add(state!, change.row) : acc.retract(state!, change.row);
       } else state = acc.add(state!, record as Row);
-      if (options.batch) {
-        value.set(state);
-        return;
-      }
-      if (acc.count(state) <= 0) {
+      // The accumulator changes in place; it is set again (and its size estimated again, a walk
+      // of all it holds) when new, and as its row count doubles: amortized constant per row.
+      const rows = acc.count(state);
+      if (first || (rows > 0 && (rows & (rows - 1)) === 0)) value.set(state);
+      if (options.batch) return;
+      if (rows <= 0) {
         value.clear();
         if (before !== undefined) emit({ op: '-D', row: before } satisfies Change);
         return;
       }
-      value.set(state);
       const after = resultRow(ctx.key, state);
       if (before === undefined) emit({ op: '+I', row: after } satisfies Change);
       else if (!sameRow(before, after)) {
