@@ -335,7 +335,13 @@ class Parser {
     this.expectWord('TABLE');
     const tableAt = this.peek().offset;
     const table: FromItem = { k: 'table', at: tableAt, name: this.identifier() };
-    const partitionBy = this.eatWord('PARTITION') ? (this.expectWord('BY'), this.exprList()) : [];
+    const partitionBy: Expr[] = [];
+    if (this.eatWord('PARTITION')) {
+      this.expectWord('BY');
+      // The keys end where the DESCRIPTOR argument starts.
+      do partitionBy.push(this.expr());
+      while (this.isSymbol(',') && this.peek(1).text.toUpperCase() !== 'DESCRIPTOR' && (this.i++, true));
+    }
     this.expectSymbol(',');
     this.expectWord('DESCRIPTOR');
     this.expectSymbol('(');

@@ -13,6 +13,7 @@ import { session, sliding, tumbling, type WindowAssigner } from '../../runtime/w
 import type { Catalog, CatalogTable } from '../Catalog.js';
 import type { Expr, FromItem, JoinType, OrderItem, Query, SelectItem, WindowFunction } from '../parser/Ast.js';
 import { parseStatements } from '../parser/Parser.js';
+import { predicateText, sourcePredicate } from '../SourcePredicate.js';
 import { SqlError } from '../SqlError.js';
 import { BIGINT, TIMESTAMP } from '../Types.js';
 import { END_OF_INPUT, groupAggregate } from '../runtime/GroupAggregate.js';
@@ -118,7 +119,7 @@ export class Planner {
     switch (item.k) {
       case 'table':
         if (item.systemTime !== undefined) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'FOR SYSTEM_TIME AS OF stands on the right of a JOIN', this.text, item.at);
-        return { rel: this.table(item.name, item.alias ?? item.name, item.at), rest: where };
+        return { rel: this.table(item.name, item.alias ?? item.name, item.at, where), rest: where };
       case 'subquery':
         return { rel: requalify(this.plan(item.query), item.alias), rest: where };
       case 'tvf':
@@ -128,7 +129,7 @@ export class Planner {
     }
   }
 
-  private table(name: string, qualifier: string, at: number): Rel {
+  private table(name: string, qualifier: string, at: number, where: readonly Expr[] = []): Rel {
     const view = this.o.catalog.view(name);
     if (view !== undefined) {
       const [parsed] = parseStatements(view.query);
@@ -138,11 +139,11 @@ export class Planner {
     }
     const table = this.o.catalog.table(name);
     if (table === undefined) throw SqlError.at('SPW_ERR_SQL_UNKNOWN_TABLE', `unknown table ${name}`, this.text, at);
-    return this.scan(table, qualifier);
+    return this.scan(table, qualifier, where);
   }
 
-  /** A table's rows: its source, its computed columns, its watermark. */
-  private scan(table: CatalogTable, qualifier: string): Rel {
+  /** A table's rows: its source, its computed columns, its watermark. `where`: the conjuncts over it, for the source's predicate. */
+  private scan(table: CatalogTable, qualifier: string, where: readonly Expr[]): Rel {
     const physical = physicalColumns(table);
     let stream = sourceRows(this.o.job, table, this.o.used) as AnyStream;
     const fields: Field[] = physical.map((c) => ({ name: c.name, qualifier, type: c.type }));
@@ -167,7 +168,17 @@ export class Planner {
       stream = (stream as Stream<Row>).assignTimestamps((r) => r[index] as number, { maxOutOfOrderness: delay }) as AnyStream;
       watermark = `, watermark ${column} - ${delay} ms`;
     }
-    this.note(`Scan ${table.name} (${connectorName(table)}${watermark})`);
+    const physicalEnv = this.env(fields.slice(0, physical.length));
+    const predicate = sourcePredicate(where, (parts) => {
+      if (parts.length > 2 || (parts.length === 2 && parts[0] !== qualifier)) return undefined;
+      try {
+        return fields[resolveColumn(parts.slice(-1), physicalEnv, 0).index]!.name;
+      } catch {
+        return undefined;
+      }
+    });
+    const read = this.o.used === undefined ? '' : `, columns ${physical.filter((c) => this.o.used!.has(c.name.toLowerCase())).map((c) => c.name).join(', ')}`;
+    this.note(`Scan ${table.name} (${connectorName(table)}${read}${predicate.length > 0 ? `, predicate ${predicateText(predicate)}` : ''}${watermark})`);
     return { stream, fields, updating: false, bounded: isBoundedTable(table) };
   }
 

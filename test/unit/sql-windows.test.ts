@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Catalog } from '../../src/sql/Catalog.js';
+import { sqlJob } from '../../src/sql/SqlJob.js';
+import { SqlSession } from '../../src/sql/SqlSession.js';
+import { runLocalJob } from '../helpers/localJob.js';
+import { finalTable } from '../helpers/nexmarkSqlReference.js';
+
+interface Event {
+  k: string;
+  v: number;
+  ts: number;
+}
+
+const BASE = Date.UTC(2026, 11, 7, 10, 0, 0);
+const events: Event[] = [];
+let dir: string;
+let session: SqlSession;
+
+const ts = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+
+/** Events over 200 s, each moved up to 4 s out of its order: never later than the table's 5 s watermark delay. */
+beforeAll(() => {
+  let seed = 11;
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return (seed >>> 12) % n;
+  };
+  let t = BASE;
+  for (let i = 0; i < 2000; i++) {
+    t += next(200);
+    events.push({ k: ['a', 'b', 'c', 'd'][next(4)]!, v: next(100), ts: t });
+  }
+  const shuffled = events.map((e) => ({ e, at: e.ts + next(4000) })).sort((x, y) => x.at - y.at);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-sql-windows-'));
+  fs.writeFileSync(path.join(dir, 'events.jsonl'), shuffled.map(({ e }) => JSON.stringify(e)).join('\n') + '\n');
+  session = new SqlSession(new Catalog());
+  session.execute(`CREATE TABLE events (k STRING, v INT, ts BIGINT, t AS TO_TIMESTAMP_LTZ(ts, 3), WATERMARK FOR t AS t - INTERVAL '5' SECOND)
+    WITH ('connector' = 'filesystem', 'path' = '${dir}/events.jsonl', 'format' = 'json');`);
+});
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function rows(query: string): Promise<string[]> {
+  const [result] = session.execute(query);
+  if (result?.kind !== 'job') throw new Error('no job');
+  const { collected } = await runLocalJob(sqlJob(result.submission.params as unknown as Record<string, unknown>), { parallelism: 2 });
+  return finalTable([...collected.values()].flatMap((parts) => [...parts.values()].flat()));
+}
+
+/** The reference: each window's rows by key, its count and sum. */
+function reference(windows: (t: number) => [number, number][], byKey = true): string[] {
+  const groups = new Map<string, { n: number; s: number }>();
+  for (const e of events) {
+    for (const [start, end] of windows(e.ts)) {
+      const key = JSON.stringify([byKey ? e.k : '', start, end]);
+      const g = groups.get(key) ?? { n: 0, s: 0 };
+      g.n++;
+      g.s += e.v;
+      groups.set(key, g);
+    }
+  }
+  return [...groups].map(([key, g]) => {
+    const [k, start, end] = JSON.parse(key) as [string, number, number];
+    return JSON.stringify(byKey ? { k, window_start: ts(start), window_end: ts(end), n: g.n, s: g.s } : { window_start: ts(start), window_end: ts(end), n: g.n, s: g.s });
+  }).sort();
+}
+
+const tumble = (size: number) => (t: number): [number, number][] => [[t - (t % size), t - (t % size) + size]];
+const hop = (slide: number, size: number) => (t: number): [number, number][] => {
+  const out: [number, number][] = [];
+  for (let start = t - (t % slide); start > t - size; start -= slide) out.push([start, start + size]);
+  return out;
+};
+
+describe('window TVFs over out-of-order events equal a reference', () => {
+  test('TUMBLE by key', async () => {
+    expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(reference(tumble(10_000)));
+  });
+
+  test('HOP over all keys', async () => {
+    expect(await rows("SELECT window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(HOP(TABLE events, DESCRIPTOR(t), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY window_start, window_end;")).toEqual(reference(hop(5_000, 15_000), false));
+  });
+
+  test('SESSION with PARTITION BY', async () => {
+    const expected: string[] = [];
+    for (const k of ['a', 'b', 'c', 'd']) {
+      const mine = events.filter((e) => e.k === k).sort((x, y) => x.ts - y.ts);
+      let start = mine[0]!.ts;
+      let last = start;
+      let n = 0;
+      let s = 0;
+      const close = (): void => void expected.push(JSON.stringify({ k, window_start: ts(start), window_end: ts(last + 3000), n, s }));
+      for (const e of mine) {
+        if (e.ts > last + 3000) {
+          close();
+          start = e.ts;
+          n = 0;
+          s = 0;
+        }
+        last = e.ts;
+        n++;
+        s += e.v;
+      }
+      close();
+    }
+    expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(t), INTERVAL '3' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(expected.sort());
+  });
+
+  test('CUMULATE as a table function: each row once per window of its step', async () => {
+    const got = await rows("SELECT k, v, window_start, window_end FROM TABLE(CUMULATE(TABLE events, DESCRIPTOR(t), INTERVAL '5' SECOND, INTERVAL '20' SECOND));");
+    const expected = events.flatMap((e) => {
+      const start = e.ts - (e.ts % 20_000);
+      const out: string[] = [];
+      for (let end = start + 5000; end <= start + 20_000; end += 5000) if (e.ts < end) out.push(JSON.stringify({ k: e.k, v: e.v, window_start: ts(start), window_end: ts(end) }));
+      return out;
+    });
+    expect(got).toEqual(expected.sort());
+  });
+});
