@@ -21,7 +21,7 @@ export type SqlResult =
       kind: 'job';
       statement: string;
       /** The body of POST /jobs. */
-      submission: { job: string; name: string; params: SqlJobParams; parallelism?: number; checkpoints?: { interval: number } };
+      submission: { job: string; name: string; params: SqlJobParams; parallelism?: number; checkpoints?: { interval: number; directory?: string } };
       /** A SELECT's columns; empty for an INSERT. */
       columns: string[];
       updating: boolean;
@@ -30,7 +30,7 @@ export type SqlResult =
     };
 
 /** The keys SET takes. */
-export const SQL_SETTINGS = ['execution.runtime-mode', 'execution.checkpointing.interval', 'parallelism.default', 'table.local-time-zone'];
+export const SQL_SETTINGS = ['execution.runtime-mode', 'execution.checkpointing.interval', 'state.checkpoints.dir', 'parallelism.default', 'table.local-time-zone'];
 
 export class SqlSession {
   readonly settings: Record<string, string>;
@@ -105,7 +105,8 @@ export class SqlSession {
     const parallelism = this.settings['parallelism.default'];
     if (parallelism !== undefined) submission.parallelism = Number(parallelism);
     const interval = this.settings['execution.checkpointing.interval'];
-    if (interval !== undefined) submission.checkpoints = { interval: durationMs(interval) };
+    const directory = this.settings['state.checkpoints.dir'];
+    if (interval !== undefined) submission.checkpoints = { interval: durationMs(interval), ...(directory === undefined ? {} : { directory: directory.replace(/^file:\/\//, '') }) };
     return { kind: 'job', statement: own, submission, columns: planned.columns, updating: planned.updating, bounded: planned.bounded, plan: [...planned.explain, ...physicalPlan(planned.job)] };
   }
 
