@@ -31,7 +31,7 @@ interface Figure {
 
 function statements(name: string, events: number): string {
   const text = fs.readFileSync(path.join(FIXTURES, `${name}.sql`), 'utf8');
-  const fill: Record<string, string> = { NEXMARK_TABLE: 'datagen', TPS: '0', EVENTS_NUM: String(events), PERSON_PROPORTION: '1', AUCTION_PROPORTION: '3', BID_PROPORTION: '46', NEXMARK_DIR: '/tmp', SUBMIT_TIME: 'run', FLINK_HOME: '/tmp' };
+  const fill: Record<string, string> = { NEXMARK_TABLE: 'datagen', TPS: '0', EVENTS_NUM: String(events), PERSON_PROPORTION: '1', AUCTION_PROPORTION: '3', BID_PROPORTION: '46', NEXMARK_DIR: '/tmp', SUBMIT_TIME: 'run', FLINK_HOME: '/tmp', COUNT_CHAR_MODULE: path.resolve('test/fixtures/sql/count_char.mjs') };
   return text.replace(/\$\{([A-Z_]+)\}/g, (whole, key: string) => fill[key] ?? whole);
 }
 
@@ -70,6 +70,7 @@ export const SQL: BenchSection = {
         }, events);
         const builtin = BUILT_IN.has(query) ? await perCore(cluster, (n) => ({ job: `nexmark-${query}`, params: { events: n, sink: 'discard' } }), events) : undefined;
         figures.push({ query, sqlPerCore: sql.perCore, builtinPerCore: builtin?.perCore, seconds: sql.seconds, ratio: builtin === undefined ? undefined : builtin.perCore / sql.perCore });
+        console.error(`bench: sql ${query}: ${fmt(sql.perCore)} events/s/core${builtin ? `, built-in ${fmt(builtin.perCore)}` : ''}`);
       }
       console.log(`\nNexmark SQL, ${events.toLocaleString('en-US')} events, 2 TaskManagers x 1 slot, parallelism 2; events per second per core (CPU seconds of every cluster process)`);
       console.log('query  SQL events/s/core  built-in events/s/core  cost SQL/built-in  Flink 1.13  SQL wall s');

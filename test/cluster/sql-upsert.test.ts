@@ -33,6 +33,7 @@ async function completed(url: string, id: string): Promise<number> {
 /** After each completed checkpoint, SIGKILLs a TaskManager that runs a task of the job and starts a replacement. */
 async function killAfterCheckpoints(cluster: LocalCluster, id: string): Promise<void> {
   let seen = 0;
+  const victims: string[] = [];
   for (let k = 0; k < KILLS; k++) {
     const deadline = Date.now() + 30_000;
     while ((await completed(cluster.url, id)) <= seen) {
@@ -40,11 +41,27 @@ async function killAfterCheckpoints(cluster: LocalCluster, id: string): Promise<
       await sleep(100);
     }
     seen = await completed(cluster.url, id);
+    await replenished(cluster, victims);
     const job = await waitUntil(cluster.url, id, (j) => j.state === JobState.RUNNING && j.tasks.every((t) => t.state === 'RUNNING'), 'every task running', 30_000);
     const victim = [...new Set(job.tasks.map((t) => t.taskManager))].sort()[k % 2]!;
     await killHard(await processOf(cluster.url, victim, cluster.processes));
+    victims.push(victim);
     cluster.addTaskManager();
-    await cluster.waitForTaskManagers(0);
+  }
+}
+
+/** Waits until the cluster has its two TaskManagers again, the killed ones gone from the list. */
+async function replenished(cluster: LocalCluster, victims: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { taskmanagers } = await callJson<{ taskmanagers: { id: string }[] }>('GET', `${cluster.url}/taskmanagers`);
+    if (taskmanagers.filter((t) => !victims.includes(t.id)).length >= 2) {
+      // Lets this process call the replacements' /status too.
+      await cluster.waitForTaskManagers(0);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error('the TaskManagers were not replaced');
+    await sleep(100);
   }
 }
 

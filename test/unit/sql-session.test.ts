@@ -48,7 +48,7 @@ describe('a SQL session', () => {
       INSERT INTO dear SELECT auction, price FROM bid WHERE price >= 1000;
     END;`);
     expect(results.map((r) => r.kind)).toEqual(['job']);
-    await runLocalJob(sqlJob((results[0] as { submission: { params: Record<string, unknown> } }).submission.params), { parallelism: 2 });
+    await runLocalJob(sqlJob((results[0] as unknown as { submission: { params: Record<string, unknown> } }).submission.params), { parallelism: 2 });
     const lines = (folder: string): string[] => fs.readdirSync(path.join(dir, folder)).flatMap((f) => fs.readFileSync(path.join(dir, folder, f), 'utf8').split('\n').filter((l) => l !== ''));
     expect(lines('cheap').length + lines('dear').length).toBe(1840);
     expect(lines('cheap').every((l) => (JSON.parse(l) as { price: number }).price < 1000)).toBe(true);
