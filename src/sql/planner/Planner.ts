@@ -22,6 +22,7 @@ import { topN } from '../runtime/TopN.js';
 import { readBoundedRows } from './LookupSource.js';
 import { accumulator, type AggregateCall, bindAggregate, compareValues } from './Aggregates.js';
 import { type Change, isBoundedTable, physicalColumns, type Row, sourceRows } from './Connectors.js';
+import { FUNCTIONS } from './Functions.js';
 import { AGGREGATES, andOf, canonical, columnsOf, compile, conjuncts, type Env, type Field, hasAggregate, resolveColumn, toFunction, toPredicate, toRowFunction, walk } from './Expressions.js';
 
 type UserFn = (...args: unknown[]) => unknown;
@@ -47,6 +48,15 @@ export interface Rel {
   windowProps?: { start: number; end: number };
   /** A window TVF to apply: `fields` ends with window_start, window_end, window_time, not yet in the rows. */
   pending?: PendingWindow;
+  /** The filter-and-projection the stream ends in, which the next one fuses into (one function, one row made). */
+  calc?: Calc;
+}
+
+/** A chained filter-and-projection: its tests and its columns' code over the rows that enter it, and its function's slot. */
+interface Calc {
+  slot: { fn: (row: Row, emit: (row: Row) => void) => void };
+  tests: string[];
+  codes: string[];
 }
 
 export interface PlannerOptions {
@@ -337,10 +347,12 @@ export class Planner {
 
   private filter(rel: Rel, predicate: Expr): Rel {
     const input = rel.pending ? this.applyWindow(rel) : rel;
-    const test = toPredicate(compile(predicate, this.env(input.fields)).code, this.o.udfs);
+    const code = compile(predicate, this.env(input.fields)).code;
+    if (!input.updating) return { ...input, ...this.calc(input, input.fields.map((_, i) => `r[${i}]`), code) };
+    const test = toPredicate(code, this.o.udfs);
     this.note('Calc (filter)');
-    const stream = input.updating ? (input.stream as unknown as Stream<Change>).filter((c) => test(c.row)) : (input.stream as Stream<Row>).filter(test);
-    return { ...input, stream: stream as AnyStream };
+    const stream = (input.stream as unknown as Stream<Change>).filter((c) => test(c.row));
+    return { ...input, stream: stream as unknown as AnyStream, calc: undefined };
   }
 
   /** The key of a keyed exchange: one value, or an array of several (compared by their JSON). */
@@ -381,19 +393,38 @@ export class Planner {
     const identity = where === undefined && codes.length === rel.fields.length && codes.every((c, i) => c === `r[${i}]`);
     const windowProps = windowStart !== undefined && windowEnd !== undefined ? { start: windowStart, end: windowEnd } : undefined;
     if (identity) return { ...rel, fields, windowProps };
+    const testCode = where === undefined ? undefined : compile(where, env).code;
+    if (!rel.updating) return { ...this.calc(rel, codes, testCode), fields, updating: false, bounded: rel.bounded, windowProps };
     const shape = toRowFunction(codes, this.o.udfs) as unknown as (row: Row) => Row;
-    const test = where === undefined ? undefined : toPredicate(compile(where, env).code, this.o.udfs);
+    const test = testCode === undefined ? undefined : toPredicate(testCode, this.o.udfs);
     this.note(`Calc (${test ? 'filter, ' : ''}projection of ${codes.length})`);
-    let stream: AnyStream;
-    if (rel.updating) {
-      stream = (rel.stream as unknown as Stream<Change>).flatMap<Change>((c, emit) => {
-        if (test === undefined || test(c.row)) emit({ op: c.op, row: shape(c.row) });
-      }) as unknown as AnyStream;
-    } else {
-      const rows = test === undefined ? (rel.stream as Stream<Row>) : (rel.stream as Stream<Row>).filter(test);
-      stream = rows.map(shape) as AnyStream;
+    const stream = (rel.stream as unknown as Stream<Change>).flatMap<Change>((c, emit) => {
+      if (test === undefined || test(c.row)) emit({ op: c.op, row: shape(c.row) });
+    }) as unknown as AnyStream;
+    return { stream, fields, updating: true, bounded: rel.bounded, windowProps };
+  }
+
+  /**
+   * A filter-and-projection of an append-only relation as one chained function: fused into
+   * the one its stream ends in, if any (its columns' code put in place of the references to
+   * them), else a new flatMap. Returns the stream and the calc the next one may fuse into.
+   */
+  private calc(rel: Rel, codes: string[], test: string | undefined): { stream: AnyStream; calc: Calc } {
+    const inner = rel.calc;
+    const inline = (code: string): string => (inner === undefined ? code : code.replace(/\br\[(\d+)\]/g, (_, i: string) => `(${inner.codes[Number(i)]!})`));
+    const tests = [...(inner?.tests ?? []), ...(test === undefined ? [] : [inline(test)])];
+    const fused = codes.map(inline);
+    const body = `${tests.map((t) => `if ((${t}) !== true) return; `).join('')}emit([${fused.join(', ')}]);`;
+    const fn = new Function('F', 'U', `"use strict"; return (r, emit) => { ${body} };`)(FUNCTIONS, this.o.udfs) as Calc['slot']['fn'];
+    if (inner !== undefined) {
+      inner.slot.fn = fn;
+      this.note(`Calc (${test ? 'filter, ' : ''}projection of ${codes.length}, fused into the one before)`);
+      return { stream: rel.stream, calc: { slot: inner.slot, tests, codes: fused } };
     }
-    return { stream, fields, updating: rel.updating, bounded: rel.bounded, windowProps };
+    const slot = { fn };
+    this.note(`Calc (${test ? 'filter, ' : ''}projection of ${codes.length})`);
+    const stream = (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => slot.fn(row, emit));
+    return { stream, calc: { slot, tests, codes: fused } };
   }
 
   // Aggregation.
@@ -534,7 +565,7 @@ export class Planner {
     const fn = groupAggregate(acc, (key) => key as unknown[], { updatingInput: rel.updating, batch: this.o.batch });
     const keyed = rel.updating ? rel.stream.keyBy((c) => keyFn((c as unknown as Change).row)) : rel.stream.keyBy(keyFn);
     this.note('Distinct (keyed state)');
-    return { ...rel, stream: (keyed as ReturnType<Stream<Row>['keyBy']>).process<unknown>(fn as never) as AnyStream, updating: !this.o.batch };
+    return { ...rel, stream: (keyed as ReturnType<Stream<Row>['keyBy']>).process<unknown>(fn as never) as AnyStream, updating: !this.o.batch, calc: undefined, windowProps: undefined };
   }
 
   // Top-N.
@@ -596,7 +627,7 @@ export class Planner {
       },
     }) as AnyStream;
     this.note(`Sort${limit === undefined ? '' : ` and limit ${limit}`} (one task)`);
-    return { ...rel, stream };
+    return { ...rel, stream, calc: undefined };
   }
 
   private union(q: Extract<Query, { k: 'union' }>): Rel {
