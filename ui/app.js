@@ -228,6 +228,7 @@ function JobPage({ id }) {
       ${running && html` <button class="cancel" onClick=${cancel}>Cancel</button>`}</p>
     <p class="legend">Stages: <span style="background:hsl(210,70%,88%)">idle</span><span style="background:hsl(0,70%,58%)">busy</span><span style="background:hsl(0,0%,37%);color:#fff">backpressured</span></p>
     ${job.edges && html`<${StageGraph} job=${job} />`}
+    ${job.sql && html`<h2>SQL</h2><pre class="sql-statement">${job.sql.statement}</pre><ol class="sql-plan">${job.sql.plan.map((step) => html`<li>${step}</li>`)}</ol>`}
     ${job.latency && html`<p class="latency">latency p50 ${fmt(job.latency.p50)} ms · p99 ${fmt(job.latency.p99)} ms${job.watermarkLatency ? ` · window results p99 ${fmt(job.watermarkLatency.p99)} ms` : ''}</p>`}
     <h2>Subtasks</h2>
     <table class="subtasks">
