@@ -1,4 +1,5 @@
-import type { ConsumedPartitionGroup, InputGateDescriptor, InputGateMessage, PartitionLocation, TaskDeploymentDescriptor, TaskDeploymentMessage } from './TaskDeployment.js';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { ConsumedPartitionGroup, DeflatedGroup, InputGateDescriptor, InputGateMessage, PartitionLocation, TaskDeploymentDescriptor, TaskDeploymentMessage } from './TaskDeployment.js';
 
 /** One channel of a gate, expanded: the partition it reads and where it is (null until announced). */
 export interface ChannelAddress {
@@ -20,13 +21,31 @@ export function encodeGroup(prefix: string, first: number, attempts: readonly nu
   return { prefix, first, count: attempts.length, attempts: runs(attempts), locations: distinct, at: runs(index) };
 }
 
+/**
+ * Past this size a group travels deflated: once its producers' locations are known, an
+ * all-to-all group names every TaskManager that holds one, and each consumer's
+ * deployment carries it (a TaskManager-side cache would carry it once a TaskManager).
+ */
+export const DEFLATE_GROUP_BYTES = 16 * 1024;
+
+/** The group as deployments carry it: deflated past DEFLATE_GROUP_BYTES. Built once a group (and version) and shared. */
+export function groupOnWire(group: ConsumedPartitionGroup): ConsumedPartitionGroup | DeflatedGroup {
+  const json = JSON.stringify(group);
+  return json.length <= DEFLATE_GROUP_BYTES ? group : { deflated: deflateRawSync(json).toString('base64') };
+}
+
+/** A group as it came, inflated if it was deflated. */
+export function readGroup(group: ConsumedPartitionGroup | DeflatedGroup): ConsumedPartitionGroup {
+  return 'deflated' in group ? (JSON.parse(inflateRawSync(Buffer.from(group.deflated, 'base64')).toString()) as ConsumedPartitionGroup) : group;
+}
+
 /** A deployment as a TaskManager runs it: each gate's channels expanded from its group. */
 export function expandDeployment(message: TaskDeploymentMessage): TaskDeploymentDescriptor {
   return { ...message, inputs: message.inputs.map(expandGate) };
 }
 
 function expandGate(gate: InputGateMessage): InputGateDescriptor {
-  return { exchange: gate.exchange, channels: expandGroup(gate.group).map((c) => ({ ...c, subpartition: gate.subpartition })) };
+  return { exchange: gate.exchange, channels: expandGroup(readGroup(gate.group)).map((c) => ({ ...c, subpartition: gate.subpartition })) };
 }
 
 /** The group's channels in producer order. */

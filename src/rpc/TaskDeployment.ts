@@ -49,12 +49,17 @@ export interface ConsumedPartitionGroup {
   at: number[];
 }
 
+/** A ConsumedPartitionGroup whose JSON passed DEFLATE_GROUP_BYTES: that JSON deflated, in base64. */
+export interface DeflatedGroup {
+  deflated: string;
+}
+
 /** One input edge of a task as a deployment carries it: the subpartition it reads of every partition of its group. */
 export interface InputGateMessage {
   exchange: PartitionTypeName;
   subpartition: number;
-  /** Shared by every consumer of the same producers (the same object on the JobManager). */
-  group: ConsumedPartitionGroup;
+  /** Shared by every consumer of the same producers (the same object on the JobManager); deflated past a size. */
+  group: ConsumedPartitionGroup | DeflatedGroup;
 }
 
 /** One output edge of a task: the partition it fills for the consuming stage. */

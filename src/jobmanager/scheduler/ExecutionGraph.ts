@@ -1,6 +1,6 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
-import type { ConsumedPartitionGroup, JobReference, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
-import { encodeGroup } from '../../rpc/ConsumedPartitionGroup.js';
+import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
+import { encodeGroup, groupOnWire } from '../../rpc/ConsumedPartitionGroup.js';
 import type { PartitionType } from '../../network/partition/PartitionType.js';
 import { type CompressionCodec, compressionCodec } from '../../network/buffer/CompressionCodec.js';
 import { partitionType } from '../../network/partition/PartitionTypes.js';
@@ -69,7 +69,7 @@ export class ExecutionGraph {
   /** Each edge's groups, by edge index. */
   private readonly edgeGroups: PartitionGroup[][] = [];
   /** Each group's deployment form, built once and shared by its consumers' descriptors, and the tracker's version it was built at. */
-  private readonly encoded = new Map<PartitionGroup, { version: number; group: ConsumedPartitionGroup }>();
+  private readonly encoded = new Map<PartitionGroup, { version: number; group: ConsumedPartitionGroup | DeflatedGroup }>();
 
   constructor(
     readonly jobId: string,
@@ -234,13 +234,13 @@ export class ExecutionGraph {
   }
 
   /** A group's deployment form: built again only when the tracker changed since (an attempt or a location moved). */
-  private encodedGroup(group: PartitionGroup, tracker: PartitionTracker): ConsumedPartitionGroup {
+  private encodedGroup(group: PartitionGroup, tracker: PartitionTracker): ConsumedPartitionGroup | DeflatedGroup {
     const cached = this.encoded.get(group);
     if (cached?.version === tracker.version) return cached.group;
     const producers = this.byStage.get(group.edge.from)!;
     const attempts = group.producers.map((s) => producers[s].attempt);
     const locations = group.producers.map((s) => tracker.get(this.partitionId(group.edge, s))?.location ?? null);
-    const encoded = encodeGroup(`${this.jobId}/${group.edge.index}/`, group.producers[0], attempts, locations);
+    const encoded = groupOnWire(encodeGroup(`${this.jobId}/${group.edge.index}/`, group.producers[0], attempts, locations));
     this.encoded.set(group, { version: tracker.version, group: encoded });
     return encoded;
   }
