@@ -34,7 +34,7 @@ function wide(exchange: string): ExecutionGraph {
 }
 
 describe('a job of two 10,000-wide stages joined all-to-all, on 1,000 TaskManagers', () => {
-  test('pipelined: one group, one region, one tracked consumer list and one deployment group shared by every consumer', () => {
+  test('pipelined: one group, one region, one tracked consumer list and one deployment group, with placed locations, shared by every consumer', () => {
     const g = wide('pipelined');
     expect(g.vertices.size).toBe(2 * WIDTH);
     expect(g.groups).toHaveLength(1);
@@ -48,12 +48,14 @@ describe('a job of two 10,000-wide stages joined all-to-all, on 1,000 TaskManage
     const groups = new Set(g.verticesOf('b').map((v) => g.descriptor(v, tracker).inputs[0].group));
     expect(groups.size).toBe(1);
     const [group] = groups;
-    // One run of attempt 0, one run of "not known yet": the size of a group does not grow with its producers here.
-    expect(group).toMatchObject({ first: 0, count: WIDTH, attempts: [0, WIDTH], at: [-1, WIDTH], locations: [] });
+    // So wide a pipelined group carries where its producers are placed (no announcement to 10,000 consumers each), deflated.
+    expect(partitions.every((p) => p.locatedAtDeploy === true)).toBe(true);
+    expect(readGroup(group)).toMatchObject({ first: 0, count: WIDTH, attempts: [0, WIDTH] });
+    expect(readGroup(group).locations).toHaveLength(1000);
     const consumer = g.verticesOf('b')[7];
     const expanded = expandDeployment(g.descriptor(consumer, tracker));
     expect(expanded.inputs[0].channels).toHaveLength(WIDTH);
-    expect(expanded.inputs[0].channels[9_999]).toEqual({ partitionId: 'job-w/0/9999/0', location: null, subpartition: 7 });
+    expect(expanded.inputs[0].channels[9_999]).toEqual({ partitionId: 'job-w/0/9999/0', location: location(TMS[999]), subpartition: 7 });
   });
 
   test('blocking: a region a subtask, each consumer region sharing its producers; deployable once every partition is ready, then with runs of 1,000 locations', () => {

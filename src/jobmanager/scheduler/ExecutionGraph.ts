@@ -1,5 +1,5 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
-import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
+import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, PartitionLocation, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
 import { encodeGroup, groupOnWire } from '../../rpc/ConsumedPartitionGroup.js';
 import type { PartitionType } from '../../network/partition/PartitionType.js';
 import { type CompressionCodec, compressionCodec } from '../../network/buffer/CompressionCodec.js';
@@ -40,6 +40,16 @@ export interface RegionInput {
   producers: readonly number[];
 }
 
+/**
+ * Past this many producer x consumer pairs, a pipelined group's consumers are deployed
+ * with the locations its producers are placed at (Flink does so within a pipelined
+ * region: its slots are known at deployment), and ask for a partition not yet
+ * registered again with backoff; announcing each partition to each consumer would be
+ * that many control messages. Narrower groups keep the announcement, which costs a
+ * small job no backoff.
+ */
+export const PLANNED_LOCATION_PAIRS = 4096;
+
 /** instance i of n on worker floor(i*w/n): contiguous blocks, the same on every run. */
 export function ownerOf(instance: number, n: number, workers: number): number {
   return Math.floor((instance * workers) / n);
@@ -68,6 +78,8 @@ export class ExecutionGraph {
   private readonly bySlot: ExecutionVertex[][] = [];
   /** Each edge's groups, by edge index. */
   private readonly edgeGroups: PartitionGroup[][] = [];
+  /** Where each TaskManager of the job serves its partitions. */
+  private readonly dataAddresses = new Map<string, PartitionLocation>();
   /** Each group's deployment form, built once and shared by its consumers' descriptors, and the tracker's version it was built at. */
   private readonly encoded = new Map<PartitionGroup, { version: number; group: ConsumedPartitionGroup | DeflatedGroup }>();
 
@@ -82,6 +94,7 @@ export class ExecutionGraph {
     readonly bufferTimeout: number,
   ) {
     this.stages = validateJob(definition, parallelism);
+    for (const tm of taskManagers) this.dataAddresses.set(tm.id, { taskManagerId: tm.id, host: tm.host, dataPort: tm.dataPort });
     for (let slot = 0; slot < parallelism; slot++) {
       this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
       this.bySlot.push([]);
@@ -121,9 +134,10 @@ export class ExecutionGraph {
   }
 
   /** Moves a slot (and every subtask in it) to another TaskManager. */
-  moveSlot(slot: number, taskManagerId: string): void {
-    this.slotOwners[slot] = taskManagerId;
-    for (const vertex of this.bySlot[slot]) vertex.taskManagerId = taskManagerId;
+  moveSlot(slot: number, target: TaskManagerInfo): void {
+    this.dataAddresses.set(target.id, { taskManagerId: target.id, host: target.host, dataPort: target.dataPort });
+    this.slotOwners[slot] = target.id;
+    for (const vertex of this.bySlot[slot]) vertex.taskManagerId = target.id;
   }
 
   /** The index in `regions` of a subtask's region. */
@@ -163,7 +177,8 @@ export class ExecutionGraph {
   trackPartitionsOf(vertex: ExecutionVertex, tracker: PartitionTracker): void {
     for (const edge of this.edges) {
       if (edge.from !== vertex.stage) continue;
-      tracker.track({ id: this.partitionId(edge, vertex.subtask), jobId: this.jobId, type: edge.type, producerTask: vertex.taskId, consumerTasks: this.groupOf(edge, vertex.subtask).to });
+      const group = this.groupOf(edge, vertex.subtask);
+      tracker.track({ id: this.partitionId(edge, vertex.subtask), jobId: this.jobId, type: edge.type, producerTask: vertex.taskId, consumerTasks: group.to, locatedAtDeploy: isLocatedAtDeploy(group) });
     }
   }
 
@@ -239,7 +254,8 @@ export class ExecutionGraph {
     if (cached?.version === tracker.version) return cached.group;
     const producers = this.byStage.get(group.edge.from)!;
     const attempts = group.producers.map((s) => producers[s].attempt);
-    const locations = group.producers.map((s) => tracker.get(this.partitionId(group.edge, s))?.location ?? null);
+    const planned = isLocatedAtDeploy(group);
+    const locations = group.producers.map((s) => tracker.get(this.partitionId(group.edge, s))?.location ?? (planned ? this.dataAddresses.get(producers[s].taskManagerId)! : null));
     const encoded = groupOnWire(encodeGroup(`${this.jobId}/${group.edge.index}/`, group.producers[0], attempts, locations));
     this.encoded.set(group, { version: tracker.version, group: encoded });
     return encoded;
@@ -262,4 +278,9 @@ export class ExecutionGraph {
     const build = ancestors(inputs[0].from);
     return [...ancestors(inputs[1].from)].some((name) => build.has(name));
   }
+}
+
+/** Whether a group's consumers get its producers' placed locations at deployment, not announcements (PLANNED_LOCATION_PAIRS). */
+function isLocatedAtDeploy(group: PartitionGroup): boolean {
+  return group.type.isPipelined && !group.type.isReReadable && group.from.length * group.to.length > PLANNED_LOCATION_PAIRS;
 }

@@ -8,6 +8,8 @@ export interface TrackedPartition {
   producerTask: string;
   /** Shared with the partition's group and its siblings: read, do not change. */
   consumerTasks: readonly string[];
+  /** Its consumers were deployed knowing where it would be (a wide pipelined group): nobody is told when it is ready. */
+  locatedAtDeploy?: boolean;
   /** Where it lives, and whether consumers may read it yet: both known once it is ready. */
   location: PartitionLocation | null;
   ready: boolean;
