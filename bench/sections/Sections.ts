@@ -9,6 +9,7 @@ export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   metrics: async () => (await import('./Metrics.js')).METRICS,
   nexmark: async () => (await import('./Nexmark.js')).NEXMARK,
   'redis-pg': async () => (await import('./RedisPostgres.js')).REDIS_POSTGRES,
+  scale: async () => (await import('./Scale.js')).SCALE,
   sql: async () => (await import('./Sql.js')).SQL,
   stages: async () => (await import('./Stages.js')).STAGES_SECTION,
   transport: async () => (await import('./Transport.js')).TRANSPORT,

@@ -1,7 +1,7 @@
 import type { SerializedError } from '../errors/Errors.js';
 import type { Barrier } from '../network/serialization/Events.js';
 import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
-import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskDeploymentDescriptor, TaskStateReport } from './TaskDeployment.js';
+import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskDeploymentMessage, TaskStateReport } from './TaskDeployment.js';
 
 /**
  * The control plane between the JobManager and its TaskManagers: every message, one
@@ -145,7 +145,7 @@ export const JOBMANAGER_ROUTES = {
 /** Messages the JobManager sends one TaskManager (Flink's TaskExecutorGateway). */
 export const TASKMANAGER_ROUTES = {
   /** Deploys a task attempt; answered (202) at once, its states follow as taskState messages. 409: deployed already. */
-  deployTask: route<NoParams, TaskDeploymentDescriptor, { taskId: string }>({ method: 'POST', path: '/tasks' }),
+  deployTask: route<NoParams, TaskDeploymentMessage, { taskId: string }>({ method: 'POST', path: '/tasks' }),
   /** A producer's partition that a deployed task reads is ready, and where. */
   updatePartition: route<{ executionId: string }, { partitionId: string; location: PartitionLocation }, Ack>({
     method: 'POST',

@@ -1,7 +1,7 @@
 import type { Barrier } from '../network/serialization/Events.js';
 import { TASKMANAGER_ROUTES as TM, type Registration, type TaskManagerStatus } from './ControlPlane.js';
 import { callRoute } from './HttpClient.js';
-import type { PartitionLocation, TaskDeploymentDescriptor } from './TaskDeployment.js';
+import type { PartitionLocation, TaskDeploymentMessage } from './TaskDeployment.js';
 
 const NONE = {};
 
@@ -20,7 +20,7 @@ export class TaskManagerGateway {
   }
 
   /** Deploys a task attempt; resolves once accepted, before it runs. */
-  async deployTask(descriptor: TaskDeploymentDescriptor): Promise<void> {
+  async deployTask(descriptor: TaskDeploymentMessage): Promise<void> {
     await callRoute(this.url, TM.deployTask, { params: NONE, body: descriptor });
   }
 

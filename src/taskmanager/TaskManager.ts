@@ -9,6 +9,7 @@ import { HttpError, retrying } from '../rpc/HttpClient.js';
 import { JobManagerGateway } from '../rpc/JobManagerGateway.js';
 import { replyWithCodes } from '../rpc/RestErrors.js';
 import { serve } from '../rpc/RouteServer.js';
+import { expandDeployment } from '../rpc/ConsumedPartitionGroup.js';
 import { executionId, type PartitionLocation, type Split, type TaskDeploymentDescriptor, type TaskStateReport } from '../rpc/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
 import { OPEN_KEY } from '../network/transport/TransportSecurity.js';
@@ -197,7 +198,7 @@ export class TaskManager {
     serve(this.http, ROUTES.deployTask, async ({ body: descriptor }, reply) => {
       const execution = executionId(descriptor.taskId, descriptor.attempt);
       if (this.tasks.has(execution)) throw new SpillwayError('SPW_ERR_TASK_DEPLOYED', `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already`);
-      void this.deploy(descriptor);
+      void this.deploy(expandDeployment(descriptor));
       return reply.code(202).send({ taskId: descriptor.taskId });
     });
     serve(this.http, ROUTES.updatePartition, async ({ params, body: { partitionId, location } }) => {

@@ -9,7 +9,7 @@ import { JobManagerGateway } from '../../src/rpc/JobManagerGateway.js';
 import { replyWithCodes } from '../../src/rpc/RestErrors.js';
 import { serve } from '../../src/rpc/RouteServer.js';
 import { TaskManagerGateway } from '../../src/rpc/TaskManagerGateway.js';
-import type { TaskDeploymentDescriptor } from '../../src/rpc/TaskDeployment.js';
+import type { TaskDeploymentMessage } from '../../src/rpc/TaskDeployment.js';
 
 let http: FastifyInstance | null = null;
 
@@ -29,7 +29,7 @@ async function server(routes: (http: FastifyInstance) => void): Promise<number> 
   return typeof address === 'object' && address ? address.port : 0;
 }
 
-const descriptor: TaskDeploymentDescriptor = {
+const descriptor: TaskDeploymentMessage = {
   jobId: 'job-0001-x',
   taskId: 'job-0001-x.map.0',
   attempt: 1,

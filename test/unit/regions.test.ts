@@ -5,7 +5,8 @@ import { partitionType } from '../../src/network/partition/PartitionTypes.js';
 
 const maps = ['map.0', 'map.1', 'map.2'];
 const counts = ['count.0', 'count.1', 'count.2'];
-const allToAll = (name: string): RegionEdge[] => maps.flatMap((from) => counts.map((to) => ({ from, to, type: partitionType(name) })));
+/** An all-to-all edge is one group: every map feeds every count. */
+const allToAll = (name: string): RegionEdge[] => [{ from: maps, to: counts, type: partitionType(name) }];
 
 test('blocking all-to-all edges leave every subtask a region of its own', () => {
   expect(pipelinedRegions([...maps, ...counts], allToAll('blocking'))).toEqual([...maps, ...counts].map((n) => [n]));
@@ -13,7 +14,7 @@ test('blocking all-to-all edges leave every subtask a region of its own', () => 
 
 test('pipelined all-to-all edges join every subtask into one region; pipelined forward edges join pairs', () => {
   expect(pipelinedRegions([...maps, ...counts], allToAll('pipelined'))).toEqual([[...maps, ...counts]]);
-  const forward = maps.map((from, i) => ({ from, to: counts[i], type: partitionType('pipelined') }));
+  const forward = maps.map((from, i) => ({ from: [from], to: [counts[i]], type: partitionType('pipelined') }));
   expect(pipelinedRegions([...maps, ...counts], forward)).toEqual(maps.map((m, i) => [m, counts[i]]));
 });
 
@@ -23,7 +24,7 @@ test("a failed consumer of blocking partitions restarts alone while its inputs l
   const regionOf = (n: string): number => nodes.indexOf(n);
   const nothingFinished = (): boolean => false;
   expect(regionsToRestart(edges, regionOf, [4], nothingFinished, () => false)).toEqual(new Set([4]));
-  const lost = (e: RegionEdge): boolean => e.from === 'map.2';
+  const lost = (e: RegionEdge, producer: number): boolean => e.from[producer] === 'map.2';
   expect(regionsToRestart(edges, regionOf, [4], nothingFinished, lost)).toEqual(new Set([4, 2, 3, 5]));
 });
 

@@ -50,8 +50,9 @@ export class Failover {
     }
     const finished = (r: number): boolean => this.isFinished(job, r);
     const seeds = new Set(failed.map((v) => graph.regionOf(v.taskId)));
-    if (lost) graph.regions.forEach((_, r) => !finished(r) && this.hasLostInput(job, r) && seeds.add(r));
-    const restart = regionsToRestart(graph.links, (taskId) => graph.regionOf(taskId), seeds, finished, (link) => this.isLost(graph.linkPartition(link)));
+    const isLost = this.lostPartitions();
+    if (lost) graph.regions.forEach((_, r) => !finished(r) && this.hasLostInput(job, r, isLost) && seeds.add(r));
+    const restart = regionsToRestart(graph.groups, (taskId) => graph.regionOf(taskId), seeds, finished, (group, i) => isLost(graph.partitionId(group.edge, group.producers[i])));
     for (const r of restart) this.resetRegion(job, r);
     // A job with checkpoints restarts from its latest: what was under way is aborted, and its sources' assignment goes back to then.
     job.coordinator?.restarting();
@@ -65,7 +66,8 @@ export class Failover {
     const graph = job.graph;
     if (JobState.isTerminal(job.state) || !graph) return;
     const running = [...graph.vertices.values()].filter((v) => v.taskManagerId === tm.id && v.state !== TaskState.CREATED && !v.isTerminal);
-    const needed = graph.regions.some((_, r) => !this.isFinished(job, r) && this.hasLostInput(job, r));
+    const isLost = this.lostPartitions();
+    const needed = graph.regions.some((_, r) => !this.isFinished(job, r) && this.hasLostInput(job, r, isLost));
     if (running.length > 0 || needed) this.failover(job, running, { code: 'SPW_ERR_TASKMANAGER_LOST', message: reason }, tm);
     else if (graph.slotOwners.includes(tm.id) && !job.pending) this.deployment.deployReadyRegions(job);
   }
@@ -99,14 +101,26 @@ export class Failover {
   }
 
   /** Some partition the region reads from another was ready on a TaskManager that is gone. */
-  private hasLostInput(job: Job, region: number): boolean {
+  private hasLostInput(job: Job, region: number, isLost: (partitionId: string) => boolean): boolean {
     const graph = job.graph!;
-    return graph.regionInputs[region].some((l) => this.isLost(graph.linkPartition(l)));
+    return graph.regionInputs[region].some(({ group, producers }) => producers.some((s) => isLost(graph.partitionId(group.edge, s))));
   }
 
-  private isLost(partitionId: string): boolean {
-    const partition = this.tracker.get(partitionId);
-    return partition !== undefined && partition.ready && !this.registry.get(partition.location!.taskManagerId);
+  /**
+   * Whether a partition of the job was ready on a TaskManager that is gone, each asked
+   * once: the consumers of an all-to-all edge all ask of the same producers.
+   */
+  private lostPartitions(): (partitionId: string) => boolean {
+    const known = new Map<string, boolean>();
+    return (partitionId) => {
+      let lost = known.get(partitionId);
+      if (lost === undefined) {
+        const partition = this.tracker.get(partitionId);
+        lost = partition !== undefined && partition.ready && !this.registry.get(partition.location!.taskManagerId);
+        known.set(partitionId, lost);
+      }
+      return lost;
+    };
   }
 
   /** Stops a region's tasks and drops its partitions; its subtasks start again at their next attempt. */

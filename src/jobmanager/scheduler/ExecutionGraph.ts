@@ -1,11 +1,12 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
-import type { JobReference, TaskDeploymentDescriptor } from '../../rpc/TaskDeployment.js';
+import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, PartitionLocation, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
+import { encodeGroup, groupOnWire } from '../../rpc/ConsumedPartitionGroup.js';
 import type { PartitionType } from '../../network/partition/PartitionType.js';
 import { type CompressionCodec, compressionCodec } from '../../network/buffer/CompressionCodec.js';
 import { partitionType } from '../../network/partition/PartitionTypes.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import { ExecutionVertex } from './ExecutionVertex.js';
-import { pipelinedRegions } from './PipelinedRegions.js';
+import { pipelinedRegions, type RegionEdge } from './PipelinedRegions.js';
 import type { TaskManagerInfo } from '../cluster/TaskManagerRegistry.js';
 
 /** An exchange between two stages: one partition per producer subtask. */
@@ -22,14 +23,32 @@ export interface ExecutionEdge {
   pointwise: boolean;
 }
 
-/** One producer subtask feeding one consumer subtask over an edge: what regions are drawn from. */
-export interface VertexLink {
-  from: string;
-  to: string;
-  type: PartitionType;
+/**
+ * The partitions of an edge that the same consumers read, each consumer all of them
+ * (Flink's ConsumedPartitionGroup): an all-to-all edge is one group, a forward edge one
+ * a pair. Nothing on the JobManager is kept per producer x consumer.
+ */
+export interface PartitionGroup extends RegionEdge {
   edge: ExecutionEdge;
-  producerSubtask: number;
+  /** The producer subtasks, in order; `from` holds their task ids. */
+  producers: readonly number[];
 }
+
+/** A group entering a region from another, and its producers outside the region: the partitions the region waits for. */
+export interface RegionInput {
+  group: PartitionGroup;
+  producers: readonly number[];
+}
+
+/**
+ * Past this many producer x consumer pairs, a pipelined group's consumers are deployed
+ * with the locations its producers are placed at (Flink does so within a pipelined
+ * region: its slots are known at deployment), and ask for a partition not yet
+ * registered again with backoff; announcing each partition to each consumer would be
+ * that many control messages. Narrower groups keep the announcement, which costs a
+ * small job no backoff.
+ */
+export const PLANNED_LOCATION_PAIRS = 4096;
 
 /** instance i of n on worker floor(i*w/n): contiguous blocks, the same on every run. */
 export function ownerOf(instance: number, n: number, workers: number): number {
@@ -45,14 +64,24 @@ export class ExecutionGraph {
   readonly stages: StageDefinition[];
   readonly edges: ExecutionEdge[] = [];
   readonly vertices = new Map<string, ExecutionVertex>();
-  readonly links: VertexLink[] = [];
+  /** Every edge's groups: one for an all-to-all edge, one a subtask for a forward edge. */
+  readonly groups: PartitionGroup[] = [];
   /** Pipelined regions of subtasks (task ids), deployed and restarted together; in topological order. */
   readonly regions: string[][];
-  /** Per region, the links that enter it from another: the partitions it reads. */
-  readonly regionInputs: VertexLink[][];
+  /** Per region, the groups that enter it from another: the partitions it reads. */
+  readonly regionInputs: RegionInput[][];
   private readonly regionIndex = new Map<string, number>();
   /** The TaskManager of each of the job's slots: subtask i of every stage runs in slot i. */
   readonly slotOwners: string[] = [];
+  /** Each stage's vertices by subtask, each slot's vertices. */
+  private readonly byStage = new Map<string, ExecutionVertex[]>();
+  private readonly bySlot: ExecutionVertex[][] = [];
+  /** Each edge's groups, by edge index. */
+  private readonly edgeGroups: PartitionGroup[][] = [];
+  /** Where each TaskManager of the job serves its partitions. */
+  private readonly dataAddresses = new Map<string, PartitionLocation>();
+  /** Each group's deployment form, built once and shared by its consumers' descriptors, and the tracker's version it was built at. */
+  private readonly encoded = new Map<PartitionGroup, { version: number; group: ConsumedPartitionGroup | DeflatedGroup }>();
 
   constructor(
     readonly jobId: string,
@@ -65,6 +94,11 @@ export class ExecutionGraph {
     readonly bufferTimeout: number,
   ) {
     this.stages = validateJob(definition, parallelism);
+    for (const tm of taskManagers) this.dataAddresses.set(tm.id, { taskManagerId: tm.id, host: tm.host, dataPort: tm.dataPort });
+    for (let slot = 0; slot < parallelism; slot++) {
+      this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
+      this.bySlot.push([]);
+    }
     for (const stage of this.stages) {
       const probeBlocking = this.probeMustBlock(stage);
       (stage.inputs ?? []).forEach((input, i) => {
@@ -75,29 +109,21 @@ export class ExecutionGraph {
         const compressed = type.isCompressible ? asked : null;
         this.edges.push({ index: this.edges.length, from: input.from, to: stage.name, input: i, type, compression: compressed, pointwise });
       });
-      const p = this.stageParallelism(stage.name);
+      const p = stage.parallelism ?? parallelism;
+      const vertices: ExecutionVertex[] = [];
       for (let subtask = 0; subtask < p; subtask++) {
-        const taskId = `${jobId}.${stage.name}.${subtask}`;
-        const taskManagerId = taskManagers[ownerOf(subtask, parallelism, taskManagers.length)].id;
-        this.vertices.set(taskId, new ExecutionVertex(taskId, stage.name, subtask, p, taskManagerId));
+        const vertex = new ExecutionVertex(`${jobId}.${stage.name}.${subtask}`, stage.name, subtask, p, this.slotOwners[subtask]);
+        this.vertices.set(vertex.taskId, vertex);
+        vertices.push(vertex);
+        this.bySlot[subtask].push(vertex);
       }
+      this.byStage.set(stage.name, vertices);
     }
-    for (const edge of this.edges) {
-      const consumers = this.verticesOf(edge.to);
-      for (const producer of this.verticesOf(edge.from)) {
-        for (const c of edge.pointwise ? [consumers[producer.subtask]] : consumers) {
-          this.links.push({ from: producer.taskId, to: c.taskId, type: edge.type, edge, producerSubtask: producer.subtask });
-        }
-      }
-    }
-    this.regions = pipelinedRegions([...this.vertices.keys()], this.links);
+    for (const edge of this.edges) this.edgeGroups.push(this.groupsOf(edge));
+    this.regions = pipelinedRegions([...this.vertices.keys()], this.groups);
     this.regions.forEach((region, r) => region.forEach((taskId) => this.regionIndex.set(taskId, r)));
     this.regionInputs = this.regions.map(() => []);
-    for (const link of this.links) {
-      const consumer = this.regionOf(link.to);
-      if (this.regionOf(link.from) !== consumer) this.regionInputs[consumer].push(link);
-    }
-    for (let slot = 0; slot < parallelism; slot++) this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
+    for (const group of this.groups) this.addRegionInputs(group);
   }
 
   /** Slots each TaskManager gives this job: the TaskManagers it runs on, and nothing else. */
@@ -108,9 +134,10 @@ export class ExecutionGraph {
   }
 
   /** Moves a slot (and every subtask in it) to another TaskManager. */
-  moveSlot(slot: number, taskManagerId: string): void {
-    this.slotOwners[slot] = taskManagerId;
-    for (const vertex of this.vertices.values()) if (vertex.subtask === slot) vertex.taskManagerId = taskManagerId;
+  moveSlot(slot: number, target: TaskManagerInfo): void {
+    this.dataAddresses.set(target.id, { taskManagerId: target.id, host: target.host, dataPort: target.dataPort });
+    this.slotOwners[slot] = target.id;
+    for (const vertex of this.bySlot[slot]) vertex.taskManagerId = target.id;
   }
 
   /** The index in `regions` of a subtask's region. */
@@ -122,23 +149,18 @@ export class ExecutionGraph {
     return this.regions[region].map((taskId) => this.vertices.get(taskId)!);
   }
 
-  /** The partition a link reads, of its producer's current attempt. */
-  linkPartition(link: VertexLink): string {
-    return this.partitionId(link.edge, link.producerSubtask);
-  }
-
   stageParallelism(stage: string): number {
-    return this.stages.find((s) => s.name === stage)!.parallelism ?? this.parallelism;
+    return this.byStage.get(stage)!.length;
   }
 
-  verticesOf(stage: string): ExecutionVertex[] {
-    return [...this.vertices.values()].filter((v) => v.stage === stage);
+  /** A stage's vertices by subtask (the graph's own array: read, do not change). */
+  verticesOf(stage: string): readonly ExecutionVertex[] {
+    return this.byStage.get(stage)!;
   }
 
   /** The partition of the producer's current attempt: a restarted producer makes a new one, never confused with the old. */
   partitionId(edge: ExecutionEdge, producerSubtask: number): string {
-    const producer = this.vertices.get(`${this.jobId}.${edge.from}.${producerSubtask}`)!;
-    return `${this.jobId}/${edge.index}/${producerSubtask}/${producer.attempt}`;
+    return `${this.jobId}/${edge.index}/${producerSubtask}/${this.byStage.get(edge.from)![producerSubtask].attempt}`;
   }
 
   /** The partitions a vertex's current attempt produces. */
@@ -151,17 +173,12 @@ export class ExecutionGraph {
     for (const vertex of this.vertices.values()) this.trackPartitionsOf(vertex, tracker);
   }
 
-  /** Registers the partitions of a vertex's current attempt. */
+  /** Registers the partitions of a vertex's current attempt; its consumers are its group's (one array, shared). */
   trackPartitionsOf(vertex: ExecutionVertex, tracker: PartitionTracker): void {
-    for (const edge of this.edges.filter((e) => e.from === vertex.stage)) {
-      const consumers = this.verticesOf(edge.to).map((v) => v.taskId);
-      tracker.track({
-        id: this.partitionId(edge, vertex.subtask),
-        jobId: this.jobId,
-        type: edge.type,
-        producerTask: vertex.taskId,
-        consumerTasks: edge.pointwise ? [consumers[vertex.subtask]] : consumers,
-      });
+    for (const edge of this.edges) {
+      if (edge.from !== vertex.stage) continue;
+      const group = this.groupOf(edge, vertex.subtask);
+      tracker.track({ id: this.partitionId(edge, vertex.subtask), jobId: this.jobId, type: edge.type, producerTask: vertex.taskId, consumerTasks: group.to, locatedAtDeploy: isLocatedAtDeploy(group) });
     }
   }
 
@@ -170,23 +187,14 @@ export class ExecutionGraph {
    * consumable while produced (hybrid) at its first buffer, any other once finished.
    */
   isDeployable(region: number, tracker: PartitionTracker): boolean {
-    return this.regionInputs[region].every((l) => tracker.get(this.linkPartition(l))?.ready === true);
+    return this.regionInputs[region].every(({ group, producers }) => producers.every((s) => tracker.get(this.partitionId(group.edge, s))?.ready === true));
   }
 
-  descriptor(vertex: ExecutionVertex, tracker: PartitionTracker): TaskDeploymentDescriptor {
+  descriptor(vertex: ExecutionVertex, tracker: PartitionTracker): TaskDeploymentMessage {
     const inputs = this.edges
       .filter((e) => e.to === vertex.stage)
       .sort((a, b) => a.input - b.input)
-      .map((edge) => ({
-        exchange: edge.type.name,
-        channels: this.verticesOf(edge.from)
-          .filter((producer) => !edge.pointwise || producer.subtask === vertex.subtask)
-          .map((producer) => {
-            const partitionId = this.partitionId(edge, producer.subtask);
-            const subpartition = edge.pointwise ? 0 : vertex.subtask;
-            return { partitionId, subpartition, location: tracker.get(partitionId)?.location ?? null };
-          }),
-      }));
+      .map((edge) => ({ exchange: edge.type.name, subpartition: edge.pointwise ? 0 : vertex.subtask, group: this.encodedGroup(this.groupOf(edge, vertex.subtask), tracker) }));
     const outputs = this.edges
       .filter((e) => e.from === vertex.stage)
       .map((edge) => ({
@@ -212,6 +220,47 @@ export class ExecutionGraph {
     };
   }
 
+  /** The group of an edge that holds a subtask (a producer's or a consumer's: a forward edge pairs equal subtasks). */
+  groupOf(edge: ExecutionEdge, subtask: number): PartitionGroup {
+    const groups = this.edgeGroups[edge.index];
+    return edge.pointwise ? groups[subtask] : groups[0];
+  }
+
+  private groupsOf(edge: ExecutionEdge): PartitionGroup[] {
+    const producers = this.byStage.get(edge.from)!;
+    const consumers = this.byStage.get(edge.to)!;
+    const make = (from: readonly ExecutionVertex[], to: readonly ExecutionVertex[]): PartitionGroup => {
+      const group = { edge, type: edge.type, from: from.map((v) => v.taskId), to: to.map((v) => v.taskId), producers: from.map((v) => v.subtask) };
+      this.groups.push(group);
+      return group;
+    };
+    return edge.pointwise ? producers.map((producer, i) => make([producer], [consumers[i]])) : [make(producers, consumers)];
+  }
+
+  /** Adds a group to the inputs of each region holding its consumers, with its producers outside that region. */
+  private addRegionInputs(group: PartitionGroup): void {
+    const producerRegions = group.from.map((taskId) => this.regionOf(taskId));
+    for (const region of new Set(group.to.map((taskId) => this.regionOf(taskId)))) {
+      // Usually none of the producers is inside: the group's own array is shared.
+      const inside = producerRegions.some((r) => r === region);
+      const producers = inside ? group.producers.filter((_, i) => producerRegions[i] !== region) : group.producers;
+      if (producers.length > 0) this.regionInputs[region].push({ group, producers });
+    }
+  }
+
+  /** A group's deployment form: built again only when the tracker changed since (an attempt or a location moved). */
+  private encodedGroup(group: PartitionGroup, tracker: PartitionTracker): ConsumedPartitionGroup | DeflatedGroup {
+    const cached = this.encoded.get(group);
+    if (cached?.version === tracker.version) return cached.group;
+    const producers = this.byStage.get(group.edge.from)!;
+    const attempts = group.producers.map((s) => producers[s].attempt);
+    const planned = isLocatedAtDeploy(group);
+    const locations = group.producers.map((s) => tracker.get(this.partitionId(group.edge, s))?.location ?? (planned ? this.dataAddresses.get(producers[s].taskManagerId)! : null));
+    const encoded = groupOnWire(encodeGroup(`${this.jobId}/${group.edge.index}/`, group.producers[0], attempts, locations));
+    this.encoded.set(group, { version: tracker.version, group: encoded });
+    return encoded;
+  }
+
   /**
    * A join reads its build input to the end before its probe input. If both descend
    * from one stage, a pipelined probe input would stall that stage, and through it
@@ -229,4 +278,9 @@ export class ExecutionGraph {
     const build = ancestors(inputs[0].from);
     return [...ancestors(inputs[1].from)].some((name) => build.has(name));
   }
+}
+
+/** Whether a group's consumers get its producers' placed locations at deployment, not announcements (PLANNED_LOCATION_PAIRS). */
+function isLocatedAtDeploy(group: PartitionGroup): boolean {
+  return group.type.isPipelined && !group.type.isReReadable && group.from.length * group.to.length > PLANNED_LOCATION_PAIRS;
 }

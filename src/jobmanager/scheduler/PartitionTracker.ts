@@ -6,7 +6,10 @@ export interface TrackedPartition {
   jobId: string;
   type: PartitionType;
   producerTask: string;
-  consumerTasks: string[];
+  /** Shared with the partition's group and its siblings: read, do not change. */
+  consumerTasks: readonly string[];
+  /** Its consumers were deployed knowing where it would be (a wide pipelined group): nobody is told when it is ready. */
+  locatedAtDeploy?: boolean;
   /** Where it lives, and whether consumers may read it yet: both known once it is ready. */
   location: PartitionLocation | null;
   ready: boolean;
@@ -18,8 +21,11 @@ export interface TrackedPartition {
  */
 export class PartitionTracker {
   private readonly partitions = new Map<string, TrackedPartition>();
+  /** Grows with every change of a partition's attempt, readiness or location: what was built from the tracker at a lower one is stale. */
+  version = 0;
 
   track(partition: Omit<TrackedPartition, 'location' | 'ready'>): void {
+    this.version++;
     this.partitions.set(partition.id, { ...partition, location: null, ready: false });
   }
 
@@ -31,6 +37,7 @@ export class PartitionTracker {
   markReady(id: string, location: PartitionLocation): TrackedPartition | null {
     const partition = this.partitions.get(id);
     if (!partition || partition.ready) return null;
+    this.version++;
     partition.ready = true;
     partition.location = location;
     return partition;
@@ -38,6 +45,7 @@ export class PartitionTracker {
 
   /** Forgets a partition of an attempt that was restarted. */
   untrack(id: string): void {
+    this.version++;
     this.partitions.delete(id);
   }
 

@@ -1,9 +1,14 @@
 import type { PartitionType } from '../../network/partition/PartitionType.js';
 
-/** An edge between two nodes (subtasks) that regions are drawn from. */
+/**
+ * Producers feeding consumers over one edge, each producer every consumer of the group
+ * (Flink's ConsumedPartitionGroup with its ConsumerVertexGroup): an all-to-all edge is
+ * one group, a forward edge one a pair. Regions are drawn over groups, so that their
+ * cost is the number of nodes, never producers x consumers.
+ */
 export interface RegionEdge {
-  from: string;
-  to: string;
+  from: readonly string[];
+  to: readonly string[];
   type: PartitionType;
 }
 
@@ -16,14 +21,24 @@ export interface RegionEdge {
  * order of `nodes` (topological), each region's nodes in that order too.
  */
 export function pipelinedRegions(nodes: readonly string[], edges: readonly RegionEdge[]): string[][] {
-  const parent = new Map(nodes.map((s) => [s, s]));
-  const find = (x: string): string => (parent.get(x) === x ? x : find(parent.get(x)!));
-  for (const edge of edges) if (!edge.type.isReReadable) parent.set(find(edge.from), find(edge.to));
-  const regions = new Map<string, string[]>();
-  for (const node of nodes) {
-    const root = find(node);
-    regions.set(root, [...(regions.get(root) ?? []), node]);
+  const index = new Map(nodes.map((node, i) => [node, i]));
+  const parent = Int32Array.from(nodes, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const edge of edges) {
+    if (edge.type.isReReadable) continue;
+    const root = find(index.get(edge.from[0])!);
+    for (const node of [edge.from, edge.to].flat()) parent[find(index.get(node)!)] = root;
   }
+  const regions = new Map<number, string[]>();
+  nodes.forEach((node, i) => {
+    const root = find(i);
+    const region = regions.get(root);
+    if (region) region.push(node);
+    else regions.set(root, [node]);
+  });
   return [...regions.values()];
 }
 
@@ -33,24 +48,28 @@ export function pipelinedRegions(nodes: readonly string[], edges: readonly Regio
  * from a restarting one (its input is produced anew), and every region that produced
  * a lost partition a restarting one reads (produced anew too), until nothing more is
  * added. `regionOf(node)` is a node's region, `finished(r)` says every node of r
- * finished, `lost(edge)` that the partition an edge reads is gone with its TaskManager.
+ * finished, `lost(edge, i)` that the partition of the edge's producer `from[i]` is gone
+ * with its TaskManager. Each pass costs the groups' nodes, not their pairs.
  */
 export function regionsToRestart<E extends RegionEdge>(
   edges: readonly E[],
   regionOf: (node: string) => number,
   failed: Iterable<number>,
   finished: (region: number) => boolean,
-  lost: (edge: E) => boolean,
+  lost: (edge: E, producer: number) => boolean,
 ): Set<number> {
-  const links = edges.map((e) => ({ edge: e, producer: regionOf(e.from), consumer: regionOf(e.to) })).filter((l) => l.producer !== l.consumer);
+  const groups = edges.map((edge) => ({ edge, producers: edge.from.map(regionOf), consumers: [...new Set(edge.to.map(regionOf))] }));
   const restart = new Set(failed);
-  for (let grew = true; grew; ) {
+  let grew = true;
+  const add = (region: number): void => {
+    restart.add(region);
+    grew = true;
+  };
+  while (grew) {
     grew = false;
-    for (const { edge, producer, consumer } of links) {
-      if (restart.has(producer) && !restart.has(consumer) && !finished(consumer)) restart.add(consumer);
-      else if (restart.has(consumer) && !restart.has(producer) && lost(edge)) restart.add(producer);
-      else continue;
-      grew = true;
+    for (const { edge, producers, consumers } of groups) {
+      if (producers.some((r) => restart.has(r))) for (const c of consumers) if (!restart.has(c) && !finished(c)) add(c);
+      if (consumers.some((r) => restart.has(r))) producers.forEach((p, i) => !restart.has(p) && lost(edge, i) && add(p));
     }
   }
   return restart;

@@ -127,7 +127,7 @@ export class Scheduler {
     if (!partition) return;
     const job = this.jobs.get(partition.jobId);
     if (!job?.graph || JobState.isTerminal(job.state)) return;
-    this.deployment.announce(job, partition.consumerTasks, partitionId, location);
+    if (!partition.locatedAtDeploy) this.deployment.announce(job, partition.consumerTasks, partitionId, location);
     // A region reading it may now start (at once for a pipelined type across regions, such as hybrid).
     this.deployment.deployReadyRegions(job);
   }

@@ -27,7 +27,7 @@ export function relocateSlots(graph: ExecutionGraph, registry: TaskManagerRegist
       return;
     }
     target.freeSlots--;
-    graph.moveSlot(slot, target.id);
+    graph.moveSlot(slot, target);
   });
   return missing;
 }
