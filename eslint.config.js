@@ -36,7 +36,7 @@ export default tseslint.config(
     files: ['ui/**/*.js'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['document', 'location', 'localStorage', 'fetch', 'addEventListener', 'removeEventListener', 'setInterval', 'clearInterval'].map((name) => [name, 'readonly']),
+        ['document', 'location', 'localStorage', 'fetch', 'addEventListener', 'removeEventListener', 'setInterval', 'clearInterval', 'navigator', 'Intl'].map((name) => [name, 'readonly']),
       ),
     },
   },

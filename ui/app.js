@@ -1,6 +1,8 @@
 // The Spillway web UI: a few pages over the JobManager's REST API, each at its own
 // address (#/, #/jobs, #/jobs/<id> with its checkpoints, #/taskmanagers/<id>, #/submit),
 // polled every second. preact + htm render, dagre lays out the stage graph, uPlot draws series.
+// Nothing on the page depends on the browser's locale being one Intl knows (./locale.js).
+import './locale.js';
 import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -55,7 +57,13 @@ function useRoute() {
 const fmt = (n, digits = 0) => (n === undefined || n === null ? '-' : Number(n).toLocaleString('en', { maximumFractionDigits: digits }));
 const pct = (r) => (r === undefined ? '-' : `${Math.round(r * 100)}%`);
 const bytes = (n) => (n >= 1 << 20 ? `${fmt(n / (1 << 20), 1)} MiB` : n >= 1024 ? `${fmt(n / 1024, 1)} KiB` : `${fmt(n)} B`);
-const time = (ms) => (ms ? new Date(ms).toLocaleTimeString() : '-');
+const two = (n) => String(n).padStart(2, '0');
+/** A local time of day as HH:MM:SS: written out, since some browsers' default locale is a tag that toLocaleTimeString refuses. */
+const time = (ms) => {
+  if (!ms) return '-';
+  const at = new Date(ms);
+  return `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+};
 
 function Token({ error }) {
   const [value, setValue] = useState('');
@@ -163,7 +171,8 @@ function StageGraph({ job }) {
   job.edges.forEach((edge, i) => graph.setEdge(edge.from, edge.to, { edge, width: 250, height: 34, labelpos: 'c' }, String(i)));
   dagre.layout(graph);
   const { width, height } = graph.graph();
-  return html`<svg class="graph" width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}>
+  // Drawn at its size where the window is wide enough, scaled down to the window's width where it is not.
+  return html`<svg class="graph" viewBox=${`0 0 ${width} ${height}`} style=${`width: 100%; max-width: ${width}px; height: auto`}>
     <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555" /></marker></defs>
     ${graph.edges().map((e) => {
       const { points, x, y, edge } = graph.edge(e);

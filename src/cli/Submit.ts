@@ -39,12 +39,20 @@ interface JobStatus {
   counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
 }
 
+/** A target that reads as a file's path, not a built-in job's name: it holds a folder separator or ends as a module does. */
+const PATH_LIKE = /[/\\]|\.(ts|mts|js|mjs)$/;
+
 /**
  * `spillway submit`: a built-in job by name, or a module file uploaded first (a
  * TypeScript one as JavaScript, its types stripped); with --wait, follows it to the end.
+ * A path that names no file fails before any call, as no built-in job has such a name.
  */
 export async function submit(options: SubmitOptions): Promise<number> {
   const jm = options.jobManager.replace(/\/$/, '');
+  const isFile = fs.existsSync(options.target) && fs.statSync(options.target).isFile();
+  if (!isFile && PATH_LIKE.test(options.target)) {
+    throw new SpillwayError('SPW_ERR_USAGE', `no job file ${options.target}: ${path.resolve(options.target)} does not exist (a built-in job's name has no / and no .ts, .js or .mjs ending)`);
+  }
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
@@ -53,7 +61,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (options.checkpoints !== undefined) body.checkpoints = Object.fromEntries(Object.entries(options.checkpoints).filter(([, v]) => v !== undefined));
   if (options.savepoint !== undefined) body.savepoint = options.savepoint;
   if (options.allowNonRestoredState) body.allowNonRestoredState = true;
-  if (fs.existsSync(options.target) && fs.statSync(options.target).isFile()) {
+  if (isFile) {
     const source = await moduleSource(options.target, options.typecheck ?? false);
     const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });
     body.module = hash;

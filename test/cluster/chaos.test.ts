@@ -7,7 +7,8 @@ import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { clusterTest } from '../helpers/cluster.js';
 import { killHard, readTextOutput, writeWords } from '../helpers/failover.js';
-import { expectCounts, expectTaskManagersIdle, type JobStatus, referenceCount, result, sleep, submitJob, type TaskManagerEntry, taskManagers, waitFor } from '../helpers/jobs.js';
+import { eventually, sleep } from '../helpers/eventually.js';
+import { expectCounts, expectTaskManagersIdle, type JobStatus, referenceCount, result, submitJob, type TaskManagerEntry, taskManagers, waitFor } from '../helpers/jobs.js';
 
 const JOBS = 12;
 const KILL_EVERY_MS = 2500;
@@ -46,13 +47,29 @@ const killed: ChildProcess[] = [];
 let seed = 12345;
 const random = (): number => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
 
-/** Kills a random live TaskManager (seeded) and starts another on the folder it could not clean, which empties it. */
+/** The replacement of the last kill until it has registered: no kill comes before it, however slow a loaded machine makes it. */
+let replacing: Promise<void> | null = null;
+
+/**
+ * Kills a random live TaskManager (seeded) and starts another on the folder it could not clean, which empties it;
+ * nothing while the replacement of the kill before has not registered (the cluster is never down two).
+ */
 function killOne(): void {
+  if (replacing !== null) return;
   const live = cluster.processes.slice(1).filter((p) => p.exitCode === null && p.signalCode === null);
   if (live.length === 0) return;
   const victim = live[random() % live.length];
   killed.push(victim);
-  void killHard(victim).then(() => cluster.addTaskManager(cluster.spillDirOf.get(victim)));
+  replacing = (async () => {
+    await killHard(victim);
+    const replacement = cluster.addTaskManager(cluster.spillDirOf.get(victim));
+    await eventually('the replacement TaskManager registered', async () => {
+      // Lets this process call the TaskManagers listed (with the cluster's token).
+      await cluster.waitForTaskManagers(0);
+      const pids = await Promise.all((await taskManagers(url)).map((tm) => callJson<{ pid: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`).then((s) => s.pid, () => 0)));
+      return pids.includes(replacement.pid!) || replacement.exitCode !== null;
+    }, { timeoutMs: 120_000, everyMs: 100 });
+  })().finally(() => (replacing = null));
 }
 
 /**
@@ -64,6 +81,8 @@ async function submitUnderFire(i: number, body: Record<string, unknown>): Promis
   const id = await submitJob(url, body);
   if (i % 3 === 1) {
     await sleep(random() % 300);
+    // This kill is never skipped: it waits for the replacement of the one before (the timer's skip instead).
+    while (replacing !== null) await replacing;
     killOne();
   }
   return id;
@@ -75,16 +94,19 @@ async function submitUnderFire(i: number, body: Record<string, unknown>): Promis
  * listed until its heartbeats time out.
  */
 async function liveTaskManagers(count: number): Promise<TaskManagerEntry[]> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    // Lets this process call the TaskManagers listed (with the cluster's token).
-    await cluster.waitForTaskManagers(count);
-    const listed = await taskManagers(url);
-    const answers = await Promise.all(listed.map((tm) => callJson('GET', `http://${tm.host}:${tm.httpPort}/status`).then(() => true, () => false)));
-    if (listed.length === count && answers.every(Boolean)) return listed;
-    if (Date.now() > deadline) throw new Error(`the JobManager lists ${listed.length} TaskManagers, ${answers.filter(Boolean).length} of them live, not ${count}`);
-    await sleep(200);
-  }
+  let seen = '';
+  return eventually(
+    () => `the JobManager lists ${count} TaskManagers, all live (${seen})`,
+    async () => {
+      // Lets this process call the TaskManagers listed (with the cluster's token).
+      await cluster.waitForTaskManagers(count);
+      const listed = await taskManagers(url);
+      const answers = await Promise.all(listed.map((tm) => callJson('GET', `http://${tm.host}:${tm.httpPort}/status`).then(() => true, () => false)));
+      seen = `${listed.length} listed, ${answers.filter(Boolean).length} live`;
+      return listed.length === count && answers.every(Boolean) && listed;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
 }
 
 type Outcome = Pick<JobStatus, 'state' | 'error'>;
@@ -94,13 +116,13 @@ async function runJob(i: number): Promise<Outcome> {
   if (i % 2 === 0) {
     const output = path.join(work, `out-${i}`);
     const id = await submitUnderFire(i, { job: 'wordcount', params: { input: corpus, output }, parallelism: 4, exchange });
-    const status = await waitFor(url, id, 60_000);
+    const status = await waitFor(url, id);
     if (status.state === 'FINISHED') expectCounts(readTextOutput(output, 4), reference);
     else expect(fs.existsSync(output) ? fs.readdirSync(output).filter((f) => f.startsWith('part-')) : []).toEqual([]);
     return status;
   }
   const id = await submitUnderFire(i, { job: 'synthetic', params: { records: SYNTHETIC_RECORDS, keys: 500 }, parallelism: 4, exchange });
-  const status = await waitFor(url, id, 60_000);
+  const status = await waitFor(url, id);
   if (status.state === 'FINISHED') {
     const summaries = await result<[number, number]>(url, id);
     expect(summaries.reduce((sum, [records]) => sum + records, 0)).toBe(SYNTHETIC_RECORDS);
@@ -114,6 +136,7 @@ test(`${JOBS} jobs while a TaskManager is killed every few seconds: all but at m
   for (let i = 0; i < JOBS; i++) outcomes.push(await runJob(i));
   clearInterval(killer!);
   killer = null;
+  await replacing;
   expect(killed.length, 'TaskManagers were killed while the jobs ran').toBeGreaterThan(3);
   const failed = outcomes.filter((o) => o.state !== 'FINISHED');
   expect(failed.every((o) => o.state === 'FAILED' && typeof o.error === 'string' && o.error.length > 0), JSON.stringify(failed)).toBe(true);

@@ -5,10 +5,10 @@ import { afterAll, describe, expect } from 'vitest';
 import type { CheckpointStats } from '../../src/jobmanager/checkpoint/CheckpointStats.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
 import { callJson, streamLines } from '../../src/rpc/HttpClient.js';
-import { eventually } from '../helpers/checkpoints.js';
 import { clusterTest } from '../helpers/cluster.js';
+import { eventually } from '../helpers/eventually.js';
 import { waitUntil } from '../helpers/failover.js';
-import { cancelAll, failure, result, sleep, submitJob, uploadModule, waitFor, waitRunning } from '../helpers/jobs.js';
+import { cancelAll, failure, result, submitJob, uploadModule, waitFor, waitRunning } from '../helpers/jobs.js';
 import { countingModule, drop, FAIL_ONCE, expectedRows, keyCounts, lines, savepoint, sortRows, waitRecordsIn } from '../helpers/keyedCounts.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-checkpoint-storage-'));
@@ -63,24 +63,22 @@ const exceptions = async (id: string): Promise<JobException[]> => (await callJso
 
 /** Waits until checkpoints of `id` have completed past `after` (the latest's id then); the latest. */
 async function checkpointsPast(id: string, after: number, timeoutMs = 20_000): Promise<CheckpointStats> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { latest } = await checkpoints(id);
-    if (latest !== undefined && latest.id > after) return latest;
-    if (Date.now() > deadline) throw new Error(`job ${id}: no checkpoint past ${after} completed within ${timeoutMs} ms (latest ${latest?.id})`);
-    await sleep(20);
-  }
+  let latest: CheckpointStats | undefined;
+  return eventually(
+    () => `job ${id}: a checkpoint past ${after} completed (latest ${latest?.id})`,
+    async () => {
+      ({ latest } = await checkpoints(id));
+      return latest !== undefined && latest.id > after && latest;
+    },
+    { timeoutMs, everyMs: 20 },
+  );
 }
 
 /** Follows a job's committed result until it holds `count` rows (the follow ends with the job). */
 async function waitCommitted(id: string, count: number, timeoutMs = 30_000): Promise<void> {
   let rows = 0;
   void streamLines(`${url}/jobs/${id}/result?follow=true`, () => void rows++).catch(() => undefined);
-  const deadline = Date.now() + timeoutMs;
-  while (rows < count) {
-    if (Date.now() > deadline) throw new Error(`job ${id}: ${rows} of ${count} rows committed after ${timeoutMs} ms`);
-    await sleep(50);
-  }
+  await eventually(() => `job ${id}: ${count} rows committed (${rows} so far)`, () => rows >= count, { timeoutMs, everyMs: 50 });
 }
 
 /** Flips a byte in the middle of a file. */

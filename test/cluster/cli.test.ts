@@ -44,6 +44,16 @@ describe('a usage error exits 1 with SPW_ERR_USAGE on stderr', () => {
   });
 });
 
+describe('submit of a job file that does not exist', () => {
+  // The JobManager's port is closed: a call would fail SPW_ERR_CONTROL_CALL, so SPW_ERR_USAGE shows none was made.
+  test.each(['nope.ts', 'nope.mjs', 'jobs/nope.js', 'jobs/nope'])('submit %s fails before any call, saying the file is missing', async (target) => {
+    const { code, stdout, stderr } = await spillway('submit', target, '--jobmanager', 'http://127.0.0.1:1');
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(new RegExp(`^spillway: SPW_ERR_USAGE: no job file ${target.replace('.', '\\.')}: \\S+ does not exist`));
+  });
+});
+
 describe('submit against a JobManager', () => {
   let server: http.Server;
   let url = '';

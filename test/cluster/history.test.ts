@@ -5,9 +5,10 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { sortInput } from '../../src/job/builtins/Sort.js';
-import { callJson } from '../../src/rpc/HttpClient.js';
+import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
 import { clusterTest } from '../helpers/cluster.js';
-import { expectFinished, failure, result, sleep, submitJob, uploadModule } from '../helpers/jobs.js';
+import { eventually } from '../helpers/eventually.js';
+import { expectFinished, failure, result, submitJob, uploadModule } from '../helpers/jobs.js';
 
 const JOB_HISTORY = 4;
 const MODULE_TTL_MS = 1000;
@@ -63,15 +64,18 @@ test('past --job-history the oldest ended job is forgotten (404), and a module n
   await expectFinished(url, byModule);
   const copy = path.join(cluster.taskManagerDir(0), 'modules', `${hash}.mjs`);
   expect(fs.existsSync(copy)).toBe(true);
-  // Kept while a kept job runs it, however old.
-  await sleep(MODULE_TTL_MS * 2);
+  // Kept while a kept job runs it, however old: still there once a module uploaded after it, that no job runs, went past its TTL.
+  const witness = await uploadModule(url, `${source}\n// witness`);
+  const gone = async (module: string): Promise<boolean> => (await callJson('GET', `${url}/modules/${module}`).then(() => false, (error: unknown) => error instanceof HttpError && error.status === 404));
+  await eventually('a module no job runs dropped after --module-ttl', () => gone(witness), { everyMs: 100 });
   expect((await callJson<{ source: string }>('GET', `${url}/modules/${hash}`)).source).toBe(source);
   const later: string[] = [];
   for (let i = 0; i < JOB_HISTORY; i++) later.push(await sortJob(100, i));
   expect((await failure(callJson('GET', `${url}/jobs/${byModule}`))).status).toBe(404);
   const { jobs } = await callJson<{ jobs: { id: string }[] }>('GET', `${url}/jobs`);
   expect(jobs.map((j) => j.id)).toEqual(later);
-  await sleep(MODULE_TTL_MS * 2 + 1500);
+  await eventually('the module dropped after --module-ttl, once no kept job runs it', () => gone(hash), { everyMs: 100 });
+  await eventually('the TaskManager copy dropped', () => !fs.existsSync(copy), { everyMs: 100 });
   const dropped = await failure(callJson('GET', `${url}/modules/${hash}`));
   expect([dropped.status, dropped.code]).toEqual([404, 'SPW_ERR_MODULE_NOT_FOUND']);
   expect(fs.existsSync(copy), 'the TaskManager copy').toBe(false);

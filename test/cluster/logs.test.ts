@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { describe, expect } from 'vitest';
 import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { clusterTest } from '../helpers/cluster.js';
-import { expectFinished, sleep, submitJob } from '../helpers/jobs.js';
+import { eventually } from '../helpers/eventually.js';
+import { expectFinished, submitJob } from '../helpers/jobs.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('bin/spillway.js');
@@ -76,7 +77,8 @@ describe('logs', () => {
   test('every process writes JSON lines on stderr; job, task, partition and connection events carry their ids', async () => {
     const id = await submitJob(url, { job: 'synthetic', params: { records: 20_000, recordSize: 20, keys: 100 }, parallelism: 2 });
     const status = await expectFinished(url, id);
-    await sleep(500);
+    // The TaskManagers' lines of the tasks' ends may come after the JobManager's of the job's.
+    await eventually('a task ended line of every task', () => lines.filter((line) => line.includes('"task ended"')).length >= status.tasks.length);
     const parsed = lines.map((line) => {
       try {
         return JSON.parse(line) as LogLine;

@@ -8,7 +8,8 @@ import { callJson } from '../../src/rpc/HttpClient.js';
 import { customers, orders, type Joined } from '../../src/job/builtins/Join.js';
 import { checkSortOutput } from '../../src/job/builtins/Sort.js';
 import { clusterTest } from '../helpers/cluster.js';
-import { expectFinished, type JobStatus, result, sleep, submitJob, uploadModule, waitFor } from '../helpers/jobs.js';
+import { eventually } from '../helpers/eventually.js';
+import { expectFinished, type JobStatus, result, submitJob, uploadModule, waitFor } from '../helpers/jobs.js';
 import { DEFAULT_CANCEL_TIMEOUT_MS } from '../../src/taskmanager/TaskManagerOptions.js';
 
 /** 2 TaskManagers of 2 slots with 1 MiB of managed memory each: 512 KiB a slot, so every job below spills. */
@@ -42,14 +43,15 @@ async function status(id: string, at = url): Promise<Status> {
 /** Submits a sort far too big to finish during a test, and resolves once its sorts have spilled. */
 async function startSpillingSort(at: string, output: string): Promise<string> {
   const id = await submitJob(at, { job: 'sort', params: { records: 500_000_000, output }, parallelism: 4 });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const job = await status(id, at);
-    if (job.counters.spilledBytes > 0) return id;
-    if (job.state !== 'RUNNING' && job.state !== 'CREATED') throw new Error(`job ${id} ${job.state} before it spilled: ${job.error}`);
-    if (Date.now() > deadline) throw new Error(`job ${id} did not spill within 60 s`);
-    await sleep(100);
-  }
+  return eventually(
+    `job ${id} spilled`,
+    async () => {
+      const job = await status(id, at);
+      if (job.state !== 'RUNNING' && job.state !== 'CREATED') throw new Error(`job ${id} ${job.state} before it spilled: ${job.error}`);
+      return job.counters.spilledBytes > 0 && id;
+    },
+    { timeoutMs: 60_000, everyMs: 100 },
+  );
 }
 
 function spilledBy(job: Status, stage: string): number {
@@ -133,18 +135,15 @@ describe('jobs on TaskManagers with 512 KiB of managed memory a slot', () => {
     expect(ended.error).toMatch(/spill file \S+sort-run-\d+\.spill is gone/);
     // The failed tasks' folders go as their tasks end: the other subtasks, canceled as the job failed, stop within their
     // cancel timeout (a sort busy spilling stops at its next check, or is terminated then).
-    const deadline = Date.now() + DEFAULT_CANCEL_TIMEOUT_MS + 5000;
-    while (Date.now() < deadline && (await managedSpillFiles()).length > 0) await sleep(100);
-    expect(await managedSpillFiles()).toEqual([]);
+    await eventually('no managed spill file left', async () => (await managedSpillFiles()).length === 0, { timeoutMs: DEFAULT_CANCEL_TIMEOUT_MS + 30_000, everyMs: 100 });
   }, 90_000);
 
   test('a canceled sort stops while it spills, and its spill files go', async () => {
     const id = await startSpillingSort(url, path.join(work, 'canceled'));
     await callJson('POST', `${url}/jobs/${id}/cancel`, {});
     expect((await waitFor(url, id, 30_000)).state).toBe('CANCELED');
-    // Within the cancel timeout (10 s), after which a task that did not stop is terminated: never that long here.
-    for (let i = 0; i < 100 && (await managedSpillFiles()).length > 0; i++) await sleep(100);
-    expect(await managedSpillFiles()).toEqual([]);
+    // Within the cancel timeout (10 s), after which a task that did not stop is terminated.
+    await eventually('no managed spill file left', async () => (await managedSpillFiles()).length === 0, { timeoutMs: DEFAULT_CANCEL_TIMEOUT_MS + 30_000, everyMs: 100 });
   }, 90_000);
 });
 
@@ -168,8 +167,7 @@ describe('a TaskManager killed with SIGKILL during a spilling sort', () => {
     expect(ended.state).toBe('FAILED');
     const survivor = path.join(own.taskManagerDir(0), 'managed');
     const left = (): string[] => (fs.existsSync(survivor) ? fs.readdirSync(survivor, { recursive: true }).map(String) : []);
-    for (let i = 0; i < 100 && left().length > 0; i++) await sleep(100);
-    expect(left()).toEqual([]);
+    await eventually(() => `the survivor keeps no spill file (${left().join(' ')})`, () => left().length === 0, { everyMs: 100 });
   }, 90_000);
 });
 
@@ -181,7 +179,7 @@ test('a TaskManager removes the operator spill files it finds in its spill dir a
   const child = spawn(process.execPath, [BIN, 'taskmanager', '--jobmanager', url, '--spill-dir', spillDir, '--memory', '16mb', '--managed-memory', '1mb', '--slots', '1'], { stdio: 'ignore' });
   try {
     // Slow on a loaded machine: the process starts, then clears the folder before it registers.
-    for (let i = 0; i < 300 && fs.existsSync(stale); i++) await sleep(100);
+    await eventually('the stale folder removed', () => !fs.existsSync(stale), { timeoutMs: 50_000, everyMs: 100 });
     expect(fs.existsSync(path.join(spillDir, 'managed')), 'the old managed folder').toBe(false);
   } finally {
     child.kill('SIGKILL');

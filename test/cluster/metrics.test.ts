@@ -2,7 +2,8 @@ import { describe, expect } from 'vitest';
 import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { clusterTest } from '../helpers/cluster.js';
-import { expectFinished, sleep, submitJob } from '../helpers/jobs.js';
+import { eventually } from '../helpers/eventually.js';
+import { expectFinished, submitJob } from '../helpers/jobs.js';
 import { scrape, sum, taskManagerUrls, type Family } from '../helpers/prometheus.js';
 
 const RETENTION_MS = 3000;
@@ -104,8 +105,11 @@ describe('/metrics', () => {
     };
     const before = await seriesOf();
     expect(before.jobs.size, 'recent jobs are still there within the retention').toBeGreaterThan(0);
-    await sleep(RETENTION_MS + 1500);
-    const after = await seriesOf();
+    let after = before;
+    await eventually('the series of ended jobs dropped past their retention', async () => {
+      after = await seriesOf();
+      return after.jobStates === 0 && [...after.jobs].every((job) => !ids.includes(job));
+    }, { everyMs: 200 });
     expect([...after.jobs].filter((job) => ids.includes(job)), 'no task series of an ended job past its retention').toEqual([]);
     expect(after.jobStates, 'no job state series past the retention').toBe(0);
     const jm = await scrape(url);

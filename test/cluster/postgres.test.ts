@@ -17,6 +17,7 @@ import type { SinkOf, SourceOf } from '../../src/job/JobDefinition.js';
 import { drivenSource, openRestored, SimulatedCrash, sinkContext } from '../helpers/connectorContexts.js';
 import { runLocalJob } from '../helpers/localJob.js';
 import { serviceTest as test, type PostgresScope } from '../helpers/services.js';
+import { eventually } from '../helpers/eventually.js';
 
 type Source = SourceOf<'postgres'>;
 
@@ -161,8 +162,12 @@ describe('PostgreSQL sink', () => {
     const writer = await POSTGRES_SINK.open(pgSink(pg, { batchSize: 100 }), sinkContext());
     for (let n = 0; n < 450; n++) await writer.push({ k: 'aborted', n });
     expect((await pg.client.query("SELECT count(*) FROM totals WHERE k = 'aborted'")).rows[0].count).toBe('0');
+    // The writer's transaction holds a lock on the table until its rollback: waited for, then nothing is there.
+    const holders = async (): Promise<number> =>
+      (await pg.client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON l.relation = c.oid WHERE c.oid = 'totals'::regclass AND l.pid <> pg_backend_pid()")).rows[0].n;
+    expect(await holders(), 'the open transaction').toBeGreaterThan(0);
     writer.abort();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually('the aborted transaction rolled back', async () => (await holders()) === 0);
     expect((await pg.client.query("SELECT count(*) FROM totals WHERE k = 'aborted'")).rows[0].count).toBe('0');
   });
 

@@ -8,8 +8,9 @@ import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
 import { sha256 } from '../../src/runtime/checkpoint/SnapshotFile.js';
 import { clusterTest } from '../helpers/cluster.js';
 import { waitUntil } from '../helpers/failover.js';
-import { add, countingModule, drop, expectedRows, keyCounts, lines, savepoint, sortRows, waitRecordsIn, type SavepointStatus } from '../helpers/keyedCounts.js';
-import { cancelAll, failure, result, sleep, submitJob, uploadModule, waitFor, waitRunning } from '../helpers/jobs.js';
+import { add, countingModule, drop, expectedRows, keyCounts, lines, savepoint, sortRows, waitRecordsIn } from '../helpers/keyedCounts.js';
+import { eventually, sleep } from '../helpers/eventually.js';
+import { cancelAll, failure, result, submitJob, uploadModule, waitFor, waitRunning } from '../helpers/jobs.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-savepoints-'));
 const checkpointDir = path.join(work, 'checkpoints');
@@ -127,14 +128,15 @@ describe('savepoints on a cluster of 2 TaskManagers', () => {
       expect(refused.code, route).toBe('SPW_ERR_JOB_RESTARTING');
     }
     // Asked again, as the answer says, until the restarted job takes it.
-    const deadline = Date.now() + 20_000;
-    let taken: SavepointStatus | undefined;
-    while (taken === undefined) {
-      taken = await savepoint(url, id, directory, true).catch((error: unknown) => {
-        if (!(error instanceof HttpError) || error.code !== 'SPW_ERR_JOB_RESTARTING' || Date.now() > deadline) throw error;
-        return sleep(100).then(() => undefined);
-      });
-    }
+    const taken = await eventually(
+      'the restarted job takes the savepoint',
+      () =>
+        savepoint(url, id, directory, true).catch((error: unknown) => {
+          if (error instanceof HttpError && error.code === 'SPW_ERR_JOB_RESTARTING') return undefined;
+          throw error;
+        }),
+      { everyMs: 100 },
+    );
     expect(taken.status, taken.failure).toBe('COMPLETED');
     const status = await waitFor(url, id, 20_000);
     expect(status.state, status.error).toBe(JobState.FINISHED);

@@ -25,6 +25,7 @@ import type { ProducerStats } from '../fixtures/transportProducer.js';
 import { bufferResponse, fakeServer, type FakeServer } from '../fixtures/transportFakeServer.js';
 import { FixtureProcess, killAll } from '../fixtures/transportProcess.js';
 import { LARGE_EVERY, RecordChecker, recordOf, textOf, type TestRecord, type Workload } from '../fixtures/transportRecords.js';
+import { eventually, sleep } from '../helpers/eventually.js';
 
 const MiB = 1 << 20;
 const HOST = '127.0.0.1';
@@ -46,8 +47,6 @@ function expectComplete(done: ConsumerDone, channels: ChannelSpec[]): void {
   expect(done.error).toBeNull();
   expect(done.channels).toEqual(channels.map((c) => ({ count: c.count, error: null })));
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('transport between processes', () => {
   test('2 million mixed records over 4 channels arrive exactly once and in order, over one connection', async () => {
@@ -88,6 +87,7 @@ describe('transport between processes', () => {
     expect(blocked.stashed).toBeGreaterThan(exclusive);
     expect(blocked.stashed).toBeLessThanOrEqual(channels.length * exclusive + floating);
     const before = await producer.request<ProducerStats>({ type: 'stats' });
+    // A pause, not a wait: what is shown is that nothing happens in it.
     await sleep(300);
     const during = await producer.request<ProducerStats>({ type: 'stats' });
     // Channel 0's producer is held back by credit (it waits for buffers), not buffering on the socket.
@@ -151,7 +151,7 @@ describe('transport between processes', () => {
 
       let logged = 0;
       const expectLogged = async (pattern: RegExp): Promise<void> => {
-        for (let i = 0; i < 50 && producer.all('log').length === logged; i++) await sleep(20);
+        await eventually(`log line ${logged + 1} of the producer`, () => producer.all('log').length > logged, { everyMs: 20 });
         const logs = producer.all<{ type: 'log'; message: string }>('log');
         expect(logs.length).toBe(logged + 1);
         expect(logs[logged].message).toMatch(pattern);
@@ -224,7 +224,7 @@ describe('transport between processes', () => {
       } finally {
         rogue.close();
       }
-      for (let i = 0; i < 50 && connections.connectionCount > 1; i++) await sleep(20);
+      await eventually('the rogue server\'s connection closed', () => connections.connectionCount <= 1, { everyMs: 20 });
       await readGood();
 
       expect(producer.all('log').length).toBe(logged);
@@ -236,7 +236,7 @@ describe('transport between processes', () => {
     }
   }, 60_000);
 
-  test('a producer that dies fails every channel on its connection promptly', async () => {
+  test('a producer that dies fails every channel on its connection as the connection drops', async () => {
     const { producer, port } = await startProducer();
     producer.send({ type: 'produce', id: 'endless', partitionType: 'pipelined', subpartitions: 4, records: 1e9, workload: 'kib' });
     const connections = new ConnectionManager({ log: () => {} });
@@ -248,15 +248,10 @@ describe('transport between processes', () => {
     );
     gate.setChannels(channels);
     let received = 0;
-    let killedAt = 0;
     const reading = new RecordReader<TestRecord>(gate).forEach(() => {
-      if (++received === 10_000) {
-        killedAt = Date.now();
-        process.kill(producer.pid, 'SIGKILL');
-      }
+      if (++received === 10_000) process.kill(producer.pid, 'SIGKILL');
     });
     await expect(reading).rejects.toThrow(new RegExp(`TaskManager ${HOST}:${port}`));
-    expect(Date.now() - killedAt).toBeLessThan(2000);
     for (const channel of channels) expect(() => channel.pollNext()).toThrow(expect.objectContaining({ code: 'SPW_ERR_CONNECTION_LOST' }));
     expect(connections.connectionCount).toBe(0);
     pool.destroy();

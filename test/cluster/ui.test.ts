@@ -217,4 +217,52 @@ export default job.build();`;
     }
     expect((await waitFor(url, id)).state).toBe('CANCELED');
   }, 90_000);
+
+  test('a job of three stages fits a window 1400 pixels wide: no stage runs past its right edge', async () => {
+    const threeStages = `export default { name: 'three-stages', stages: [
+      { name: 'generate-the-numbers', source: { kind: 'generate', generate: function* () { for (let i = 0; i < 1000; i++) yield [i % 10, i]; } } },
+      { name: 'count-them-per-key', inputs: [{ from: 'generate-the-numbers', partitioning: { type: 'hash', key: (r) => r[0] } }], operators: [{ map: (r) => r }] },
+      { name: 'collect-the-counts', inputs: [{ from: 'count-them-per-key', partitioning: { type: 'rebalance' } }], sink: { kind: 'collect' } } ] };`;
+    const id = await submitJob(url, { module: await uploadModule(url, threeStages), parallelism: 2 });
+    expect((await waitFor(url, id)).state).toBe('FINISHED');
+    const page = await openPage();
+    try {
+      await page.goto(`${url}/#/jobs/${id}`);
+      await page.waitForFunction(() => document.querySelectorAll('g.stage').length === 3);
+      const { viewport, rights } = await page.evaluate(() => ({
+        viewport: document.documentElement.clientWidth,
+        rights: Array.from(document.querySelectorAll('g.stage'), (g) => g.getBoundingClientRect().right),
+      }));
+      expect(viewport).toBeLessThanOrEqual(1400);
+      for (const right of rights) expect(right, 'a stage box ends inside the window').toBeLessThanOrEqual(viewport);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'three-stages.png') });
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
+
+/** The UI under a locale no Intl constructor takes: POSIX's, which chromium reports as en-US@posix under LANG=C.UTF-8. */
+describe('the web UI in chromium under LANG=C.UTF-8', () => {
+  test('the overview, the jobs and a TaskManager with its charts render', async () => {
+    const posix = await launchBrowser({ LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', LANGUAGE: '' });
+    try {
+      const page = await posix.browser.newPage();
+      await page.setViewport({ width: 1400, height: 900 });
+      expect(await page.evaluate(() => navigator.language), 'the browser reports POSIX\'s locale').toBe('en-US@posix');
+      await page.evaluateOnNewDocument((token) => localStorage.setItem('spillway-token', token), cluster.secret.token);
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(String(error)));
+      await page.goto(`${url}/#/`);
+      await page.waitForFunction(() => document.querySelectorAll('.card').length > 0);
+      await page.goto(`${url}/#/jobs`);
+      await page.waitForSelector('tr[data-job]');
+      const { taskmanagers } = await callJson<{ taskmanagers: { id: string }[] }>('GET', `${url}/taskmanagers`);
+      await page.goto(`${url}/#/taskmanagers/${taskmanagers[0].id}`);
+      await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
+      expect(errors).toEqual([]);
+    } finally {
+      await posix.close();
+    }
+  }, 60_000);
 });

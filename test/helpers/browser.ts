@@ -21,16 +21,19 @@ async function chromiumPath(): Promise<string> {
   return process.env.CHROMIUM_PATH ?? (await chromium.executablePath());
 }
 
-/** A headless chromium with a fresh profile; close() ends it and removes the profile, whatever happened. */
-export async function launchBrowser(): Promise<{ browser: Browser; close: () => Promise<void> }> {
+/**
+ * A headless chromium with a fresh profile, in the machine's own locale (`env` adds to or
+ * overrides this process's environment: `{ LANG: 'C.UTF-8' }` gives chromium POSIX's locale,
+ * en-US@posix); close() ends it and removes the profile, whatever happened.
+ */
+export async function launchBrowser(env: NodeJS.ProcessEnv = {}): Promise<{ browser: Browser; close: () => Promise<void> }> {
   const executablePath = await chromiumPath();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-chromium-'));
   const browser = await puppeteer.launch({
     executablePath,
     headless: 'shell',
-    args: [...chromium.args, ...OFFLINE_FLAGS, '--lang=en-US', `--user-data-dir=${profile}`],
-    // Under LANG=C (as in CI) chromium's locale would be en-US@posix, which Intl.NumberFormat refuses.
-    env: { ...process.env, LANG: 'en_US.UTF-8', LANGUAGE: 'en_US' },
+    args: [...chromium.args, ...OFFLINE_FLAGS, `--user-data-dir=${profile}`],
+    env: { ...process.env, ...env },
   });
   return {
     browser,

@@ -4,7 +4,8 @@ import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import type { TaskView } from '../../src/jobmanager/store/JobStore.js';
-import { type JobStatus, sleep } from './jobs.js';
+import { eventually } from './eventually.js';
+import type { JobStatus } from './jobs.js';
 
 /** Writes `files` text files of `lines` lines of 10 space-separated words (vocabulary `vocabulary`), seeded; returns the exact counts. */
 export function writeWords(dir: string, files: number, lines: number, vocabulary: number, seed: number): Map<string, number> {
@@ -53,13 +54,15 @@ export interface JobDetails extends JobStatus<TaskView> {
 
 /** Polls a job until `ready` holds of it; throws after `timeoutMs`. */
 export async function waitUntil(url: string, id: string, ready: (job: JobDetails) => boolean, what: string, timeoutMs = 30_000): Promise<JobDetails> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
-    if (ready(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id}: ${what} not seen within ${timeoutMs} ms (state ${job.state})`);
-    await sleep(20);
-  }
+  let job: JobDetails | undefined;
+  return eventually(
+    () => `job ${id}: ${what} (state ${job?.state})`,
+    async () => {
+      job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+      return ready(job) && job;
+    },
+    { timeoutMs, everyMs: 20 },
+  );
 }
 
 /** The process of the TaskManager registered as `id`, found by its HTTP port's status. */

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
 import { forEachWord } from '../../src/job/Tokenizer.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
+import { eventually } from './eventually.js';
 
 /** A task of GET /jobs/:id, as far as most tests read it. */
 export interface TaskSummary {
@@ -20,8 +21,6 @@ export interface JobStatus<Task = TaskSummary> {
   tasks: Task[];
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 export async function submitJob(url: string, body: Record<string, unknown>): Promise<string> {
   return (await callJson<{ id: string }>('POST', `${url}/jobs`, body)).id;
 }
@@ -31,15 +30,22 @@ export async function uploadModule(url: string, source: string): Promise<string>
   return (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
 }
 
+/** GET /jobs/:id. */
+export function jobStatus(url: string, id: string): Promise<JobStatus> {
+  return callJson<JobStatus>('GET', `${url}/jobs/${id}`);
+}
+
 /** Polls a job until it ended; throws after `timeoutMs`. */
 export async function waitFor(url: string, id: string, timeoutMs = 120_000): Promise<JobStatus> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await callJson<JobStatus>('GET', `${url}/jobs/${id}`);
-    if (JobState.isTerminal(status.state)) return status;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${status.state} after ${timeoutMs} ms`);
-    await sleep(25);
-  }
+  let last: JobStatus | undefined;
+  return eventually(
+    () => `job ${id} ended (still ${last?.state})`,
+    async () => {
+      last = await jobStatus(url, id);
+      return JobState.isTerminal(last.state) && last;
+    },
+    timeoutMs,
+  );
 }
 
 /** Cancels the jobs in `ids` and waits for each to end (whatever happened to the test that started them), then forgets them: no job holds the next test's slots. */
@@ -51,11 +57,7 @@ export async function cancelAll(url: string, ids: Set<string>): Promise<void> {
 
 /** Polls a job until it is RUNNING. */
 export async function waitRunning(url: string, id: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await callJson<JobStatus>('GET', `${url}/jobs/${id}`)).state !== JobState.RUNNING) {
-    if (Date.now() > deadline) throw new Error(`job ${id} not RUNNING after ${timeoutMs} ms`);
-    await sleep(25);
-  }
+  await eventually(`job ${id} RUNNING`, async () => (await jobStatus(url, id)).state === JobState.RUNNING, timeoutMs);
 }
 
 export async function expectFinished(url: string, id: string): Promise<JobStatus> {
@@ -111,14 +113,16 @@ export async function taskManagers(url: string): Promise<TaskManagerEntry[]> {
 }
 
 /** Waits until `count` TaskManagers are registered. */
-export async function waitForTaskManagers(url: string, count: number, timeoutMs = 20_000): Promise<TaskManagerEntry[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const registered = await taskManagers(url).catch(() => []);
-    if (registered.length >= count) return registered;
-    if (Date.now() > deadline) throw new Error(`${registered.length} of ${count} taskmanagers registered after ${timeoutMs} ms`);
-    await sleep(50);
-  }
+export async function waitForTaskManagers(url: string, count: number, timeoutMs = 30_000): Promise<TaskManagerEntry[]> {
+  let registered: TaskManagerEntry[] = [];
+  return eventually(
+    () => `${count} taskmanagers registered (${registered.length} are)`,
+    async () => {
+      registered = await taskManagers(url).catch(() => []);
+      return registered.length >= count && registered;
+    },
+    { timeoutMs, everyMs: 50 },
+  );
 }
 
 interface TaskManagerStatus {
@@ -127,18 +131,19 @@ interface TaskManagerStatus {
   spillFiles: string[];
 }
 
-/** Every TaskManager holds no partition, no spill file and no buffer (within 5 s). */
+/** Every TaskManager comes to hold no partition, no spill file and no buffer (a release is asynchronous: polled). */
 export async function expectTaskManagersIdle(url: string): Promise<void> {
   for (const tm of await taskManagers(url)) {
-    const deadline = Date.now() + 5000;
-    let status: TaskManagerStatus;
-    do {
-      status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`);
-      if (status.partitions.length === 0 && status.segmentsInUse === 0 && status.spillFiles.length === 0) break;
-      await sleep(100);
-    } while (Date.now() < deadline);
-    expect(status.partitions).toEqual([]);
-    expect(status.spillFiles).toEqual([]);
-    expect(status.segmentsInUse).toBe(0);
+    let status: TaskManagerStatus | undefined;
+    const idle = (s: TaskManagerStatus): boolean => s.partitions.length === 0 && s.segmentsInUse === 0 && s.spillFiles.length === 0;
+    await eventually(
+      () => `taskmanager ${tm.id} idle (${JSON.stringify(status)})`,
+      async () => idle((status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`))),
+      { timeoutMs: 30_000, everyMs: 100 },
+    ).catch(() => undefined);
+    // The assertions say what is left, where the poll would only say it timed out.
+    expect(status?.partitions).toEqual([]);
+    expect(status?.spillFiles).toEqual([]);
+    expect(status?.segmentsInUse).toBe(0);
   }
 }

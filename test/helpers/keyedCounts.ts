@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import type { JobDetails } from './failover.js';
-import { sleep } from './jobs.js';
+import { eventually } from './eventually.js';
 
 /** A job module's statement (with `fs` and `line` in scope): with params.failOnce (a file path), the first line "boom" fails its task once, and the job restarts. */
 export const FAIL_ONCE = `if (line === 'boom' && params.failOnce !== undefined && !fs.existsSync(params.failOnce)) {
@@ -92,13 +92,8 @@ export async function recordsIn(url: string, id: string, stage: string): Promise
 }
 
 export async function waitRecordsIn(url: string, id: string, stage: string, count: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let seen = await recordsIn(url, id, stage);
-  while (seen < count) {
-    if (Date.now() > deadline) throw new Error(`job ${id}: ${seen} of ${count} records into ${stage} after ${timeoutMs} ms`);
-    await sleep(50);
-    seen = await recordsIn(url, id, stage);
-  }
+  let seen = 0;
+  await eventually(() => `job ${id}: ${count} records into ${stage} (${seen} so far)`, async () => (seen = await recordsIn(url, id, stage)) >= count, { timeoutMs, everyMs: 50 });
   expect(seen, `${stage} took in more records than it was given`).toBe(count);
 }
 
@@ -112,11 +107,8 @@ export interface SavepointStatus {
 /** Takes a savepoint into `directory` (`stop`: and stops the job) and waits for it; its status. */
 export async function savepoint(url: string, id: string, directory: string, stop: boolean): Promise<SavepointStatus> {
   const asked = await callJson<{ id: number; location: string }>('POST', `${url}/jobs/${id}/${stop ? 'stop' : 'savepoints'}`, { directory });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  return eventually(`savepoint ${asked.id} of ${id} no longer in progress`, async () => {
     const status = await callJson<SavepointStatus>('GET', `${url}${asked.location}`);
-    if (status.status !== 'IN_PROGRESS') return status;
-    if (Date.now() > deadline) throw new Error(`savepoint ${asked.id} of ${id} still in progress after 30 s`);
-    await sleep(25);
-  }
+    return status.status !== 'IN_PROGRESS' && status;
+  });
 }

@@ -8,6 +8,7 @@ import { tumbling } from '../../src/runtime/windows/WindowAssigner.js';
 import { partsOf, startLocalJob, type CollectedParts, type LocalCheckpoint, type LocalJob } from '../helpers/localJob.js';
 import { tempDir } from '../helpers/plane.js';
 import { alignedSums, randomEvents, sortWindows, type Event, type KeyedWindow } from '../helpers/windowReference.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Writes a file into a watched folder as a writer should: under a hidden name, then renamed. */
 function drop(folder: string, name: string, events: readonly Event[]): void {
@@ -56,15 +57,18 @@ function rows(parts: CollectedParts): KeyedWindow[] {
 /** Takes checkpoints every `ms` until `done` holds of the job (its committed rows), then resolves. */
 async function checkpointUntil(job: LocalJob, first: number, done: () => boolean, options: { unaligned?: boolean } = {}, ms = 50): Promise<number> {
   let id = first;
-  const deadline = Date.now() + 20_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not done after 20 s of checkpoints`);
-    // One that times out is aborted and the next goes on, as the coordinator does.
-    await job.checkpoint(id++, options).catch((error: { code?: string }) => {
-      if (error.code !== 'SPW_ERR_CHECKPOINT_FAILED') throw error;
-    });
-    await new Promise((resolve) => setTimeout(resolve, ms));
-  }
+  await eventually(
+    'the job done, checkpointed as it ran',
+    async () => {
+      if (done()) return true;
+      // One that times out is aborted and the next goes on, as the coordinator does.
+      await job.checkpoint(id++, options).catch((error: { code?: string }) => {
+        if (error.code !== 'SPW_ERR_CHECKPOINT_FAILED') throw error;
+      });
+      return done();
+    },
+    { everyMs: ms },
+  );
   return id;
 }
 
@@ -119,8 +123,7 @@ describe('checkpoints in one process: a task crash between two runs loses and du
         options,
       );
       drop(folder, 'part-0', events.slice(0, 1600));
-      while (taken === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-      const checkpoint = await taken;
+      const checkpoint = await (await eventually('the checkpoint triggered at the 100th record', () => taken && { taken }, { everyMs: 10 })).taken;
       const inFlight = [...checkpoint.acks.values()].reduce((sum, ack) => sum + ack.inFlightBytes, 0);
       expect(inFlight, 'records in flight were stored with the checkpoint').toBeGreaterThan(0);
       first.cancel();
@@ -152,8 +155,8 @@ describe('checkpoints in one process: a task crash between two runs loses and du
       expect(stopped.acks.size).toBe(job.tasks.length);
       // No cancel: the tasks end on their own once told the savepoint completed.
       let ended = false;
-      await Promise.race([job.done.then(() => (ended = true)), new Promise((resolve) => setTimeout(resolve, 5_000))]);
-      if (!ended) job.cancel();
+      void job.done.then(() => (ended = true));
+      await eventually('every task ended', () => ended).catch(() => job.cancel());
       expect(ended, 'every task finished after the stop').toBe(true);
     } finally {
       remove();

@@ -15,6 +15,7 @@ import { TaskEnd } from '../../src/network/thread/TaskEnd.js';
 import { KeyGroupSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
 import { KiB, tempDir, turn } from '../helpers/plane.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SEGMENT = 4 * KiB;
 const links: HandoverLink[] = [];
@@ -98,8 +99,7 @@ test('a task end that vanishes mid-write (a terminated thread) loses no buffer: 
     for (const record of records(9, 100_000)) await writer.emit(record);
   })();
   writing.catch(() => {});
-  await new Promise((r) => setTimeout(r, 200));
-  expect(env.buffers.segmentsInUse, 'the pool is full').toBeGreaterThan(0);
+  await eventually('buffers of the pool taken by the writer', () => env.buffers.segmentsInUse > 0);
   producer.network.reclaim();
   env.partitions.releaseWhere(() => true, new Error('the task was terminated'));
   // A grant under way when the task vanished comes back once its wait resolves.

@@ -7,6 +7,7 @@ import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
 import { JobManager } from '../../src/jobmanager/JobManager.js';
 import { ERRORS } from '../../src/errors/Errors.js';
 import { ClusterSecret } from '../../src/security/ClusterSecret.js';
+import { eventually } from '../helpers/eventually.js';
 
 let jm: JobManager | null = null;
 let dataDir = '';
@@ -54,10 +55,7 @@ test('a job that never gets its slots fails after --slot-timeout, naming what it
   const url = await start({ slotTimeoutMs: 200 });
   const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { ...synthetic, parallelism: 3 });
   let status = { state: 'CREATED', error: '', errorCode: '' };
-  for (let i = 0; i < 50 && status.state === 'CREATED'; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    status = await callJson('GET', `${url}/jobs/${id}`);
-  }
+  await eventually('the job out of CREATED', async () => (status = await callJson('GET', `${url}/jobs/${id}`)).state !== 'CREATED', { everyMs: 100 });
   expect(status.state).toBe('FAILED');
   expect(status.errorCode).toBe('SPW_ERR_NO_SLOTS');
   expect(status.error).toMatch(/the job needs 3, the cluster has 0/);

@@ -15,6 +15,7 @@ import { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
 import { BroadcastSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
 import { KiB, MiB, readByChannel, tempDir, writeAll } from '../helpers/plane.js';
+import { eventually } from '../helpers/eventually.js';
 
 type Row = [number, string];
 
@@ -189,8 +190,7 @@ describe('blocking readers whose consumers wait', () => {
       held.push(buffer);
       channels.add(waiting.gate.lastChannel);
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(pool.buffersInUse, 'read ahead: more than the buffers taken').toBeGreaterThan(held.length);
+    await eventually('read ahead: more buffers in use than taken', () => pool.buffersInUse > held.length);
     expect(pool.buffersInUse, "the waiting views left the pool its minimum, but for each one's first buffer").toBeLessThanOrEqual(pool.limit - pool.min + 2);
     expect(await readSubpartition(env, partition, 2), 'the third, read meanwhile').toEqual(rows(10_000).filter((row) => row[0] % 3 === 2));
     for (const buffer of held) buffer.recycle();

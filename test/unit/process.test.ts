@@ -8,6 +8,7 @@ import { StateBudget } from '../../src/runtime/state/StateBudget.js';
 import { runLocalJob } from '../helpers/localJob.js';
 import { tempDir } from '../helpers/plane.js';
 import { alignedSums, compareTuples, randomEvents } from '../helpers/windowReference.js';
+import { eventually } from '../helpers/eventually.js';
 
 describe('keyed process functions', () => {
   test('value, list and map state per key and event-time timers: a count per key and second equals the reference, at parallelism 1 and 3', async () => {
@@ -101,8 +102,8 @@ describe('keyed process functions', () => {
       const run = runLocalJob(job.build(), { parallelism: 2, until });
       fs.writeFileSync(path.join(dir, '.a'), 'x\ny\nx\n');
       fs.renameSync(path.join(dir, '.a'), path.join(dir, 'a'));
-      const deadline = Date.now() + 10_000;
-      while (fired.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually('a timer of each key fired', () => fired.length >= 2);
+      // A pause, not a wait: a second timer of a key, were there one, would fire in it.
       await new Promise((resolve) => setTimeout(resolve, 200));
       stop();
       await run;

@@ -1,6 +1,7 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { createRing, RECHECK_MS, RingReader, RingWriter } from '../../src/network/thread/SharedRing.js';
+import { createRing, RingReader, RingWriter } from '../../src/network/thread/SharedRing.js';
+import { eventually } from '../helpers/eventually.js';
 
 const readers: RingReader[] = [];
 
@@ -17,13 +18,8 @@ function reading(memory: SharedArrayBuffer): { got: number[]; reader: RingReader
   return { got, reader };
 }
 
-async function until(condition: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** Int 2 of the ring, SLEEPING: 1 while the reader waits for the tail to move. */
+const sleeping = (memory: SharedArrayBuffer): boolean => Atomics.load(new Int32Array(memory), 2) === 1;
 
 test('entries of random sizes arrive whole and in order through a small ring, many times round it', async () => {
   const random = seededRandom(7);
@@ -41,21 +37,20 @@ test('entries of random sizes arrive whole and in order through a small ring, ma
     // Sometimes the reader catches up before the next batch, sometimes the ring fills first.
     if (random() < 0.5) await new Promise((resolve) => setImmediate(resolve));
   }
-  await until(() => got.length === sent.length, 5_000);
+  await eventually('every entry read', () => got.length === sent.length, { everyMs: 5 });
   expect(got).toEqual(sent);
 });
 
-test('a reader whose notify is lost still reads what was published, within a few RECHECK_MS', async () => {
+test('a reader whose notify is lost still reads what was published: its RECHECK_MS timer wakes it', async () => {
   const memory = createRing(64);
   const writer = new RingWriter(memory);
   const { got } = reading(memory);
-  // Let the reader go to sleep on the empty ring.
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually('the reader asleep on the empty ring', () => sleeping(memory), { everyMs: 5 });
   // As seen on Node 20: the writer notifies, and the sleeping reader is not woken.
   const notify = vi.spyOn(Atomics, 'notify').mockReturnValueOnce(0);
   writer.write([1, 2, 3]);
   writer.publish();
   expect(notify).toHaveBeenCalled();
-  await until(() => got.length === 3, 10 * RECHECK_MS);
+  await eventually('the entry read', () => got.length === 3, { everyMs: 5 });
   expect(got).toEqual([1, 2, 3]);
 });

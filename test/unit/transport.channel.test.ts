@@ -20,6 +20,7 @@ import type { RetryPolicy } from '../../src/network/consumer/LocalInputChannel.j
 import { EventType } from '../../src/network/serialization/Events.js';
 import { RecordSerializer } from '../../src/network/serialization/RecordSerializer.js';
 import { bufferResponse, fakeServer } from '../fixtures/transportFakeServer.js';
+import { eventually, sleep } from '../helpers/eventually.js';
 
 let global: NetworkBufferPool;
 let partitions: ResultPartitionManager;
@@ -40,15 +41,8 @@ afterEach(async () => {
   await server.close();
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(condition: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+/** Resolves once `condition` holds (the shared helper, polled every 5 ms). */
+const until = (condition: () => boolean, what: string): Promise<boolean> => eventually(what, condition, { everyMs: 5 });
 
 /** A pipelined partition with `count` buffers of 100 bytes queued on subpartition 0, byte i in buffer i. */
 function queuedPartition(id: string, count: number, finish: boolean): ResultPartition {
@@ -138,7 +132,7 @@ describe('credit-based flow control', () => {
       expect(held.map((b) => b.segment[0])).toEqual([next - 1, next]);
     }
     for (const buffer of held.splice(0)) buffer.recycle();
-    await eventually(() => gate.pollNext() === null && gate.isFinished, 'the end of the partition');
+    await until(() => gate.pollNext() === null && gate.isFinished, 'the end of the partition');
     pool.destroy();
   });
 
@@ -154,7 +148,7 @@ describe('credit-based flow control', () => {
     expect(pool.buffersInUse).toBe(6);
     for (let received = 6; received < 20; ) {
       held.shift()!.recycle();
-      await eventually(() => {
+      await until(() => {
         const buffer = gate.pollNext();
         if (buffer !== null) held.push(buffer);
         return buffer !== null;
@@ -163,7 +157,7 @@ describe('credit-based flow control', () => {
     }
     for (const buffer of held.splice(0)) buffer.recycle();
     // No backlog left: the channel keeps its exclusive buffer and returns the floating ones.
-    await eventually(() => pool.buffersInUse === 1, 'floating buffers returned');
+    await until(() => pool.buffersInUse === 1, 'floating buffers returned');
     gate.close();
     expect(pool.buffersInUse).toBe(0);
     pool.destroy();
@@ -187,25 +181,24 @@ describe('connections', () => {
     expect(await read('job2', [0])).toEqual([range(0, 1000, 1)]);
     expect(connections.connection(address)).toBe(shared);
 
-    await eventually(() => connections.connectionCount === 0 && server.connectionCount === 0, 'the idle connection to close', 2000);
+    await until(() => connections.connectionCount === 0 && server.connectionCount === 0, 'the idle connection to close');
     void produce('job3', 1, 1000);
     expect(await read('job3', [0])).toEqual([range(0, 1000, 1)]);
     expect(connections.connection(address)).not.toBe(shared);
   });
 
   test('a partition registered late is found by retrying with backoff', async () => {
-    const reading = read('late', [0], { initialBackoffMs: 10, maxBackoffMs: 40, timeoutMs: 5000 });
+    const reading = read('late', [0], { initialBackoffMs: 10, maxBackoffMs: 40, timeoutMs: 30_000 });
+    // A pause, not a wait: the partition comes after some requests (however few a loaded machine makes), which retry.
     await sleep(150);
     await produce('late', 1, 3000);
     expect(await reading).toEqual([range(0, 3000, 1)]);
   });
 
   test('a partition that never appears fails its channel with a message naming it and the TaskManager', async () => {
-    const started = Date.now();
     await expect(read('nowhere', [0], { initialBackoffMs: 10, maxBackoffMs: 40, timeoutMs: 300 })).rejects.toThrow(
       new RegExp(`channel 0 \\(partition nowhere, subpartition 0, TaskManager 127\\.0\\.0\\.1:${address.port}\\): partition nowhere not found on TaskManager 127\\.0\\.0\\.1:${address.port} after \\d+ requests`),
     );
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   test('a cancelled request makes the producer drop its queue and recycle its buffers', async () => {
@@ -213,12 +206,12 @@ describe('connections', () => {
     const pool = new BufferPool(global, 2, 4);
     const { gate } = gateOf(['cancelled'], pool);
     gate.requestPartitions();
-    await eventually(() => server.requestCount === 1, 'the request');
+    await until(() => server.requestCount === 1, 'the request');
     const held: NetworkBuffer[] = [];
-    await eventually(() => held.push(...[gate.pollNext()].filter((b) => b !== null)) > 0, 'the first buffer');
+    await until(() => held.push(...[gate.pollNext()].filter((b) => b !== null)) > 0, 'the first buffer');
     expect(partition.pool.buffersInUse).toBeGreaterThan(20);
     gate.close();
-    await eventually(() => server.requestCount === 0 && partition.pool.buffersInUse === 0, 'the queue to be dropped');
+    await until(() => server.requestCount === 0 && partition.pool.buffersInUse === 0, 'the queue to be dropped');
     // A later buffer of the producer is dropped at once as well, and the producer learns its consumer is gone.
     const late = partition.pool.requestBuffer()!;
     late.size = 1;
@@ -239,7 +232,7 @@ describe('connections', () => {
     const pool = new BufferPool(global, 4, 4);
     const { gate, channels } = gateOf(['healthy', 'doomed'], pool);
     gate.requestPartitions();
-    await eventually(() => server.requestCount === 2, 'both requests');
+    await until(() => server.requestCount === 2, 'both requests');
     const add = (byte: number): void => {
       const buffer = healthy.pool.requestBuffer()!;
       buffer.segment.fill(byte, 0, 100);
@@ -250,15 +243,15 @@ describe('connections', () => {
     add(0xab);
     partitions.release('doomed', new Error('job canceled'));
     let first: NetworkBuffer | null = null;
-    await eventually(() => (first ??= gate.pollNext()) !== null, 'the healthy buffer');
+    await until(() => (first ??= gate.pollNext()) !== null, 'the healthy buffer');
     expect(first!.bytes()).toEqual(Buffer.alloc(100, 0xab));
     first!.recycle();
-    await eventually(() => (() => { try { channels[1].pollNext(); return false; } catch { return true; } })(), 'the doomed channel to fail');
+    await until(() => (() => { try { channels[1].pollNext(); return false; } catch { return true; } })(), 'the doomed channel to fail');
     expect(() => channels[1].pollNext()).toThrow(expect.objectContaining({ code: 'SPW_ERR_PARTITION_RELEASED', message: expect.stringContaining('job canceled') }));
     // The same connection goes on carrying the healthy request.
     add(0xcd);
     let second: NetworkBuffer | null = null;
-    await eventually(() => (second ??= channels[0].pollNext()) !== null, 'the next healthy buffer');
+    await until(() => (second ??= channels[0].pollNext()) !== null, 'the next healthy buffer');
     expect(second!.bytes()).toEqual(Buffer.alloc(100, 0xcd));
     second!.recycle();
     expect(connections.connectionCount).toBe(1);
@@ -272,12 +265,10 @@ describe('connections', () => {
     const pool = new BufferPool(global, 4, 4);
     const { gate, channels } = gateOf(['stuck-1', 'stuck-2'], pool);
     const reading = new RecordReader(gate).forEach(() => {});
-    await eventually(() => server.requestCount === 2, 'both requests');
+    await until(() => server.requestCount === 2, 'both requests');
     const failed = expect(reading).rejects.toMatchObject({ code: 'SPW_ERR_CONNECTION_LOST' });
-    const closedAt = Date.now();
     await server.close();
     await failed;
-    expect(Date.now() - closedAt).toBeLessThan(500);
     for (const channel of channels) expect(() => channel.pollNext()).toThrow(expect.objectContaining({ code: 'SPW_ERR_CONNECTION_LOST' }));
     pool.destroy();
     partitions.releaseWhere(() => true);

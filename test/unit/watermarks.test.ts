@@ -9,6 +9,7 @@ import { WatermarkValve } from '../../src/runtime/time/WatermarkValve.js';
 import { runLocalJob, startLocalJob } from '../helpers/localJob.js';
 import { tempDir } from '../helpers/plane.js';
 import { alignedSums, randomEvents, sortWindows, type Event, type KeyedWindow } from '../helpers/windowReference.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SEEDS = Number(process.env.SEEDS ?? 30);
 
@@ -111,14 +112,6 @@ const parse = (line: string): Event => {
   return { t, key, value };
 };
 
-/** Resolves once `check` holds, polling. */
-async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting for the job');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('an unbounded job: watermarks through the exchange', () => {
   test('a monitored folder read by files as they come: windows fire as the watermark passes them, exact; a record later than the watermark is dropped and counted', async () => {
@@ -144,11 +137,11 @@ describe('an unbounded job: watermarks through the exchange', () => {
       // A far later record moves the watermark past every window above; its own window stays open.
       drop(dir, 'later.csv', [{ t: 1_000_000, key: 0, value: 1 }]);
       const expected = alignedSums(events, 1_000);
-      await eventually(() => results.length >= expected.length);
+      await eventually('every expected result', () => results.length >= expected.length);
       // Now late: its window fired long ago.
       drop(dir, 'late.csv', [{ t: 500, key: 1, value: 1000 }]);
       const dropped = (): number => run.tasks.reduce((sum, task) => sum + (task.counters.lateRecordsDropped ?? 0), 0);
-      await eventually(() => dropped() >= 1);
+      await eventually('a late record dropped', () => dropped() >= 1);
       run.cancel();
       await run.done;
       expect(sortWindows(results.map((w) => ({ ...w }) as KeyedWindow))).toEqual(expected);
@@ -182,7 +175,7 @@ describe('an unbounded job: watermarks through the exchange', () => {
         { t: 200, key: 1, value: 1 },
         { t: 5_000, key: 2, value: 1 },
       ]);
-      await eventually(() => results.length >= 1);
+      await eventually('a first result', () => results.length >= 1);
       stop();
       await run;
       expect(results[0]).toEqual({ key: 1, start: 0, end: 1_000, value: 2 });

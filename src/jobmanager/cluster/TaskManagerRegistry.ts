@@ -77,7 +77,11 @@ export class TaskManagerRegistry {
     if (!tm || this.suspects.has(id)) return;
     this.suspects.add(id);
     new TaskManagerGateway(tm).status(SUSPECT_CHECK_TIMEOUT_MS).then(
-      () => this.suspects.delete(id),
+      () => {
+        this.suspects.delete(id);
+        // It answers: alive, however late its heartbeats; the next timeout counts from here.
+        tm.lastHeartbeat = Math.max(tm.lastHeartbeat, Date.now());
+      },
       (error: Error) => {
         this.suspects.delete(id);
         this.lose(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) lost: ${reason}; it does not answer (${error.message})`);
@@ -106,10 +110,15 @@ export class TaskManagerRegistry {
     clearInterval(this.checker);
   }
 
+  /**
+   * A TaskManager whose heartbeats are overdue is a suspect, lost only if its HTTP does not
+   * answer either: on a loaded machine heartbeats have come over 8 s late from TaskManagers
+   * that were working (or waited in this process, busy itself), and a job lost its tasks for it.
+   */
   private checkHeartbeats(): void {
     const now = Date.now();
     for (const tm of [...this.taskManagers.values()]) {
-      if (now - tm.lastHeartbeat > this.heartbeatTimeoutMs) this.lose(tm, `taskmanager ${tm.id} (${tm.host}:${tm.dataPort}) lost: no heartbeat for ${this.heartbeatTimeoutMs} ms`);
+      if (now - tm.lastHeartbeat > this.heartbeatTimeoutMs) this.suspect(tm.id, `no heartbeat for ${this.heartbeatTimeoutMs} ms`);
     }
   }
 

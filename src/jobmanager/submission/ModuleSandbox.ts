@@ -37,19 +37,29 @@ export class ModuleSandbox {
   constructor(private readonly timeoutMs: number) {}
 
   async load(request: SandboxRequest): Promise<JobDefinition> {
-    const worker = this.idle ?? spawnSandbox();
+    const kept = this.idle;
     this.idle = null;
+    const outcome = await this.loadIn(kept ?? spawnSandbox(), request);
+    // A kept thread can fail for an earlier module's timer while it loads this one: then this module gets a thread of its own.
+    const answer = 'ended' in outcome && kept !== null ? await this.loadIn(spawnSandbox(), request) : outcome;
+    if ('ended' in answer) throw answer.ended;
+    if ('error' in answer) throw deserializeError(answer.error);
+    return revive(answer.shape) as JobDefinition;
+  }
+
+  /** Asks `worker` for the request's shape, then keeps the thread for the next submission or ends it. */
+  private async loadIn(worker: Worker, request: SandboxRequest): Promise<SandboxAnswer | ThreadEnded> {
     worker.off('error', this.dropIdle).off('exit', this.dropIdle).ref();
-    let answer: SandboxAnswer;
+    let answer: SandboxAnswer | ThreadEnded;
     try {
       answer = await ask(worker, request, this.timeoutMs);
     } catch (error) {
       void worker.terminate();
       throw error;
     }
-    this.keep(worker, answer.modules);
-    if ('error' in answer) throw deserializeError(answer.error);
-    return revive(answer.shape) as JobDefinition;
+    if ('ended' in answer) void worker.terminate();
+    else this.keep(worker, answer.modules);
+    return answer;
   }
 
   /** Ends the kept thread. */
@@ -89,10 +99,15 @@ function spawnSandbox(): Worker {
   return worker;
 }
 
-/** One request to a sandbox thread: its answer, or SPW_ERR_MODULE when it times out, fails or ends first. */
-function ask(worker: Worker, request: SandboxRequest, timeoutMs: number): Promise<SandboxAnswer> {
+/** A sandbox thread that failed or exited before it answered: SPW_ERR_MODULE. */
+interface ThreadEnded {
+  ended: SpillwayError;
+}
+
+/** One request to a sandbox thread: its answer, ThreadEnded when the thread fails or ends first, SPW_ERR_MODULE when it times out. */
+function ask(worker: Worker, request: SandboxRequest, timeoutMs: number): Promise<SandboxAnswer | ThreadEnded> {
   const module = request.ref.module;
-  return new Promise<SandboxAnswer>((resolve, reject) => {
+  return new Promise<SandboxAnswer | ThreadEnded>((resolve, reject) => {
     const settle = (): void => {
       clearTimeout(timer);
       worker.off('message', onMessage);
@@ -107,8 +122,12 @@ function ask(worker: Worker, request: SandboxRequest, timeoutMs: number): Promis
       settle();
       resolve(answer);
     };
-    const onError = (error: Error): void => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} failed to load: ${error.message}`));
-    const onExit = (code: number): void => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} ended its loader with exit code ${code}`));
+    const ended = (error: SpillwayError): void => {
+      settle();
+      resolve({ ended: error });
+    };
+    const onError = (error: Error): void => ended(new SpillwayError('SPW_ERR_MODULE', `module ${module} failed to load: ${error.message}`));
+    const onExit = (code: number): void => ended(new SpillwayError('SPW_ERR_MODULE', `module ${module} ended its loader with exit code ${code}`));
     const timer = setTimeout(() => fail(new SpillwayError('SPW_ERR_MODULE', `module ${module} did not define its job within ${timeoutMs} ms (--module-load-timeout)`)), timeoutMs);
     worker.on('message', onMessage);
     worker.once('error', onError);
