@@ -68,7 +68,7 @@ export class CsvScanner {
             i++;
           }
           fieldEnd = i++;
-          while (i < end && (data[i] === SPACE || data[i] === TAB)) i++;
+          while (i < end && data[i] !== delimiter && (data[i] === SPACE || data[i] === TAB)) i++;
           if (i < end && data[i] !== delimiter && data[i] !== NEWLINE && !(data[i] === RETURN && i + 1 < end && data[i + 1] === NEWLINE)) {
             batch.error = { recordStart, why: 'a quoted field is followed by text before its delimiter' };
             batch.rows = rows;
