@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { isAscii } from 'node:buffer';
 import { compressionOfFile } from '../compression/Compression.js';
 import { readDecompressed } from '../compression/Decompressor.js';
 import { countNewlines, lineAt, MalformedInputError } from '../MalformedInput.js';
@@ -189,11 +188,6 @@ function lastBoundary(data: Buffer, from: number, quote: number, parity: Parity)
   }
   parity.odd = odd;
   return cut;
-}
-
-/** Text of data[start, end): ASCII decodes to the same string several times faster as Latin-1. */
-export function decodeText(data: Buffer, start: number, end: number): string {
-  return data.toString(isAscii(data.subarray(start, end)) ? 'latin1' : 'utf8', start, end);
 }
 
 /** A quote of the delimiter sets (for the aligner's sake: the same quote the parser uses). */
