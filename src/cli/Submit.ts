@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isErrorCode, SpillwayError } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
+import { leaderUrl } from '../ha/LeaderFinder.js';
 import { callJson, streamLines } from '../rpc/HttpClient.js';
 import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
@@ -44,7 +45,7 @@ interface JobStatus {
  * TypeScript one as JavaScript, its types stripped); with --wait, follows it to the end.
  */
 export async function submit(options: SubmitOptions): Promise<number> {
-  const jm = options.jobManager.replace(/\/$/, '');
+  const jm = await leaderUrl(options.jobManager);
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;

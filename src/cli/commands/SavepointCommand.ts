@@ -2,13 +2,14 @@ import path from 'node:path';
 import { SpillwayError } from '../../errors/Errors.js';
 import { callJson } from '../../rpc/HttpClient.js';
 import { DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
+import { leaderUrl } from '../../ha/LeaderFinder.js';
 import { defineCommand, type Command } from '../Command.js';
 import type { OptionTable } from '../OptionTable.js';
 import { COMMON_OPTIONS, useCommonOptions } from './CommonOptions.js';
 import { localClusterSecret } from './SubmitCommand.js';
 
 export const SAVEPOINT_OPTIONS = {
-  jobmanager: { type: 'url', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager of the job' },
+  jobmanager: { type: 'urls', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager of the job' },
   timeout: { type: 'duration-ms', default: 120_000, help: 'how long to wait for the savepoint to complete' },
   ...COMMON_OPTIONS,
 } as const satisfies OptionTable;
@@ -32,7 +33,7 @@ function savepointCommandNamed(name: 'savepoint' | 'stop', summary: string): Com
     ],
     async run(values, [job, dir]) {
       useCommonOptions(values, localClusterSecret(values.jobmanager));
-      const jm = values.jobmanager.replace(/\/$/, '');
+      const jm = await leaderUrl(values.jobmanager);
       const route = name === 'stop' ? 'stop' : 'savepoints';
       const { id } = await callJson<{ id: number }>('POST', `${jm}/jobs/${job}/${route}`, { directory: path.resolve(dir) });
       const deadline = Date.now() + values.timeout;

@@ -81,11 +81,16 @@ export interface Job extends JobSubmission {
   coordinator: CheckpointCoordinator | null;
 }
 
+/** The id of job number `seq` submitted at `submitted` (epoch ms). */
+export function jobIdFor(seq: number, submitted: number): string {
+  return `job-${String(seq).padStart(4, '0')}-${submitted.toString(36)}`;
+}
+
 /** A new job, CREATED, numbered `seq`. */
 export function createJob(seq: number, submission: JobSubmission, now = Date.now()): Job {
   return {
     ...submission,
-    id: `job-${String(seq).padStart(4, '0')}-${now.toString(36)}`,
+    id: jobIdFor(seq, now),
     seq,
     state: JobState.CREATED,
     submitted: now,

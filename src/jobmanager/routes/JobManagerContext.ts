@@ -1,4 +1,6 @@
+import type { LeaderInfo } from '../../ha/HaServices.js';
 import type { JobRecord } from '../store/JobStore.js';
+import type { SubmitBody } from '../submission/JobSubmitter.js';
 import type { JobHistory } from '../store/JobHistory.js';
 import type { JobManagerMetrics } from '../JobManagerMetrics.js';
 import type { JobSubmitter } from '../submission/JobSubmitter.js';
@@ -26,4 +28,8 @@ export interface JobManagerContext {
   job(id: string): JobRecord;
   /** Every job answered for, by number; live ones as they stand. */
   jobs(): JobRecord[];
+  /** Submits a job (stored in the HA store first, with HA); its id. */
+  submit(body: SubmitBody): Promise<string>;
+  /** Who leads, for GET /overview: this JobManager's role, and the leader as known. */
+  leadership(): { role: 'leader' | 'standby'; leader: LeaderInfo | null };
 }

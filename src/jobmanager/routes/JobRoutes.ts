@@ -11,10 +11,10 @@ import { followResults } from './ResultFollower.js';
 /** /jobs: submit, list, show, its exceptions, its result, cancel. */
 export async function jobRoutes(http: FastifyInstance, context: JobManagerContext): Promise<void> {
   http.post<{ Body: SubmitBody }>('/jobs', { schema: { body: submitSchema } }, async (request, reply) => {
-    const job = context.scheduler().submit(await context.submitter().submission(request.body));
+    const id = await context.submit(request.body);
     // Once answered, the job is known to a JobManager restarted after a crash.
     await context.history().committed();
-    return reply.code(202).send({ id: job.id });
+    return reply.code(202).send({ id });
   });
   http.get('/jobs', async () => ({ jobs: context.jobs().map((job) => summary(job)) }));
   http.get<{ Params: { id: string } }>('/jobs/:id', async (request) => details(context.job(request.params.id)));
