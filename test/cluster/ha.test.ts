@@ -321,3 +321,60 @@ test("the HA store's PostgreSQL restarted mid-job: the leader loses its lease an
     await producer.stop();
   }
 }, 120_000);
+
+/** A bounded job: every line of `input`, each after a little work (so that it runs for seconds), written with writeText into `output`. */
+function slowCopyModule(input: string, output: string): string {
+  return `import { JobBuilder } from 'spillway';
+const job = new JobBuilder('ha-copy');
+job
+  .readText(${JSON.stringify(input)})
+  .map((line) => { const until = performance.now() + 1; while (performance.now() < until); return line; })
+  .writeText(${JSON.stringify(output)});
+export default job.build();
+`;
+}
+
+test('a bounded job without checkpoints, its leader SIGKILLed mid-run: the new leader runs it again, and its output is complete and not doubled', async ({ onTestFinished }) => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-ha-bounded-'));
+  onTestFinished(() => fs.rmSync(work, { recursive: true, force: true }));
+  const schema = await postgresScope(onTestFinished);
+  const cluster = await haCluster(schema.url, onTestFinished);
+  const input = path.join(work, 'in');
+  const output = path.join(work, 'out');
+  fs.mkdirSync(input);
+  const lines: string[] = [];
+  for (let f = 0; f < 2; f++) {
+    const part = Array.from({ length: 3000 }, (_, i) => `line ${f}-${i}`);
+    lines.push(...part);
+    fs.writeFileSync(path.join(input, `part-${f}.txt`), part.join('\n') + '\n');
+  }
+  const leader = await awaitLeader(cluster);
+  const url = cluster.jobManagerUrls[leader];
+  const id = await submitJob(url, { module: await uploadModule(url, slowCopyModule(input, output)), parallelism: 2 });
+  const deadline = Date.now() + 30_000;
+  // Killed once every task runs: the job is under way.
+  for (;;) {
+    const running = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+    expect(running.state, `job ${id}: ${running.error ?? ''}`).toBe(JobState.RUNNING);
+    if (running.tasks.length > 0 && running.tasks.every((task) => task.state === 'RUNNING')) break;
+    if (Date.now() > deadline) throw new Error(`job ${id}: its tasks do not all run within 30 s`);
+    await sleep(20);
+  }
+  await killHard(cluster.jobManagerProcess(leader));
+  const next = cluster.jobManagerUrls[await awaitLeader(cluster, leader)];
+  const finished = Date.now() + 60_000;
+  let job = await callJson<JobDetails>('GET', `${next}/jobs/${id}`);
+  while (job.state !== JobState.FINISHED) {
+    expect(job.state, `job ${id}: ${job.error ?? ''}`).not.toBe(JobState.FAILED);
+    if (Date.now() > finished) throw new Error(`job ${id} not finished 60 s after the new leader took over (${job.state})`);
+    await sleep(100);
+    job = await callJson<JobDetails>('GET', `${next}/jobs/${id}`);
+  }
+  const written = fs
+    .readdirSync(output)
+    .filter((name) => !name.startsWith('.'))
+    .flatMap((name) => fs.readFileSync(path.join(output, name), 'utf8').split('\n').filter((line) => line !== ''))
+    // writeText writes a string record as its JSON.
+    .map((line) => JSON.parse(line) as string);
+  expect(written.sort()).toEqual(lines.sort());
+}, 120_000);
