@@ -181,7 +181,7 @@ export class JobManager {
           const source = await this.ha.module(body.module);
           if (source !== undefined) await this.modules.upload(source);
         }
-        const submission = await this.submitter.submission(body);
+        const submission = { ...(await this.submitter.submission(body)), firstCheckpointId: firstCheckpointId(epoch) };
         this.scheduler.submit(submission, { seq: stored.seq, submitted: stored.submitted });
         log.info({ job: stored.id, from: body.savepoint }, 'leader: job resumed');
       } catch (error) {
@@ -204,7 +204,7 @@ export class JobManager {
     const checkpoints = submission.checkpoints && { ...body.checkpoints, directory: submission.checkpoints.directory };
     await this.ha.putJob(epoch, { id, seq, submitted, body: { ...body, parallelism: submission.parallelism, ...(checkpoints ? { checkpoints } : {}) } });
     // Stored: the job runs, here or (if this JobManager stopped leading meanwhile) under the next leader.
-    if (this.fence.leads && this.fence.epoch === epoch) this.scheduler.submit(submission, { seq, submitted });
+    if (this.fence.leads && this.fence.epoch === epoch) this.scheduler.submit({ ...submission, firstCheckpointId: firstCheckpointId(epoch) }, { seq, submitted });
     return id;
   }
 
@@ -218,6 +218,14 @@ export class JobManager {
   /** A checkpoint completes only once the HA store has it, at this leader's epoch. */
   private confirmCheckpoint(metadata: CheckpointMetadata): Promise<void> {
     return this.ha.addCheckpoint(this.fence.epoch, pointerOf(metadata));
+  }
+
+  private async savepointOfEarlierLeader(jobId: string, id: number): Promise<{ status: string; path?: string; failure?: string; code?: string } | undefined> {
+    if (this.ha.election === null) return undefined;
+    const recorded = (await this.ha.checkpoints(jobId)).find((pointer) => pointer.id === id && pointer.savepoint);
+    if (recorded) return { status: 'COMPLETED', path: recorded.folder };
+    if (id >= firstCheckpointId(this.fence.epoch)) return undefined;
+    return { status: 'FAILED', code: 'SPW_ERR_LEADER_CHANGED', failure: `the leading JobManager changed while savepoint ${id} was under way: ask for it again` };
   }
 
   /** Who leads, as GET /overview shows it. */
@@ -302,6 +310,7 @@ export class JobManager {
       jobs: () => this.jobs(),
       submit: (body) => this.submit(body),
       leadership: () => this.leadership(),
+      savepointOfEarlierLeader: (jobId, id) => this.savepointOfEarlierLeader(jobId, id),
     };
   }
 
@@ -322,4 +331,9 @@ export class JobManager {
       return live ? snapshot(live) : record;
     });
   }
+}
+
+/** The first checkpoint id of a leader at `epoch`: above every id of the leaders before it. */
+function firstCheckpointId(epoch: number): number {
+  return epoch * 2 ** 32 + 1;
 }

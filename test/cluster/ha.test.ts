@@ -163,14 +163,22 @@ async function startCounting(cluster: LocalCluster, redis: RedisScope, postgres:
 test('the leader SIGKILLed three times mid-job, a restarted one joining as standby each time: a new leader takes over, the job never fails, every count is committed once', async ({ redis, postgres, onTestFinished }) => {
   const cluster = await haCluster(postgres.url, onTestFinished);
   const { id, producer } = await startCounting(cluster, redis, postgres);
+  const savepoints = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-ha-savepoints-'));
+  onTestFinished(() => fs.rmSync(savepoints, { recursive: true, force: true }));
   try {
     let leader = await awaitLeader(cluster);
     for (let kill = 0; kill < 3; kill++) {
       await awaitCheckpoint(cluster.jobManagerUrls[leader], id);
+      // Before the last kill a savepoint is asked for: the new leader knows it completed, or says it failed with the change.
+      const savepoint = kill === 2 ? (await callJson<{ id: number }>('POST', `${cluster.jobManagerUrls[leader]}/jobs/${id}/savepoints`, { directory: savepoints })).id : undefined;
       const killed = Date.now();
       await killHard(cluster.jobManagerProcess(leader));
       const next = await awaitLeader(cluster, leader);
       console.log(`kill ${kill + 1}: jobmanager ${next} leads ${Date.now() - killed} ms after the leader's SIGKILL`);
+      if (savepoint !== undefined) {
+        const status = await callJson<{ status: string; code?: string }>('GET', `${cluster.jobManagerUrls[next]}/jobs/${id}/savepoints/${savepoint}`);
+        expect(status.status === 'COMPLETED' || status.code === 'SPW_ERR_LEADER_CHANGED', JSON.stringify(status)).toBe(true);
+      }
       await cluster.restartHaJobManager(leader);
       expect((await roles(cluster.jobManagerUrls[leader])).role).toBe('standby');
       leader = next;
@@ -189,7 +197,8 @@ test('the leader SIGKILLed three times mid-job, a restarted one joining as stand
     }
     expect((await postgres.client.query('SELECT state FROM spillway_ha_results WHERE job_id = $1', [id])).rows).toEqual([{ state: JobState.CANCELED }]);
     expect((await postgres.client.query('SELECT 1 FROM spillway_ha_jobs WHERE job_id = $1', [id])).rowCount).toBe(0);
-    expect((await postgres.client.query('SELECT 1 FROM spillway_ha_checkpoints WHERE job_id = $1', [id])).rowCount).toBe(0);
+    // A savepoint's record stays: it is the user's.
+    expect((await postgres.client.query('SELECT 1 FROM spillway_ha_checkpoints WHERE job_id = $1 AND NOT savepoint', [id])).rowCount).toBe(0);
   } finally {
     await producer.stop();
   }

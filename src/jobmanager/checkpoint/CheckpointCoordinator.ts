@@ -81,7 +81,7 @@ export class CheckpointCoordinator {
     savepoint: CheckpointMetadata | null = null,
   ) {
     this.restoreFrom = savepoint;
-    if (savepoint !== null) this.nextId = savepoint.id + 1;
+    this.nextId = Math.max(savepoint === null ? 1 : savepoint.id + 1, job.firstCheckpointId ?? 1);
   }
 
   /** Starts the periodic trigger; checkpoints begin once every task of the job runs. */

@@ -28,6 +28,12 @@ export interface JobSubmission {
   checkpoints?: CheckpointOptions & { directory: string };
   /** The savepoint (or retained checkpoint) it starts from, checked against its topology. */
   savepoint?: CheckpointMetadata;
+  /**
+   * The least id of its checkpoints (with HA: the leader's epoch times 2^32, plus 1), so
+   * that ids never repeat across leaders and a later leader's are larger: no folder,
+   * pending file or sink commit of one leader's checkpoint is taken for another's.
+   */
+  firstCheckpointId?: number;
 }
 
 /** One failure of a task attempt, as GET /jobs/:id/exceptions lists it. */

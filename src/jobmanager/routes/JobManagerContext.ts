@@ -30,6 +30,11 @@ export interface JobManagerContext {
   jobs(): JobRecord[];
   /** Submits a job (stored in the HA store first, with HA); its id. */
   submit(body: SubmitBody): Promise<string>;
+  /**
+   * With HA, a savepoint asked of an earlier leader: COMPLETED if the HA store has it,
+   * FAILED with SPW_ERR_LEADER_CHANGED if it was under way when the leader changed.
+   */
+  savepointOfEarlierLeader(jobId: string, id: number): Promise<{ status: string; path?: string; failure?: string; code?: string } | undefined>;
   /** Who leads, for GET /overview: this JobManager's role, and the leader as known. */
   leadership(): { role: 'leader' | 'standby'; leader: LeaderInfo | null };
 }

@@ -54,6 +54,8 @@ export async function jobRoutes(http: FastifyInstance, context: JobManagerContex
     if (stats?.savepoint) return { id, status: stats.status, path: stats.path, failure: stats.failure, triggered: stats.triggered, completed: stats.completed };
     const recorded = context.history().checkpointsOf(job.seq).find((c) => c.id === id && c.savepoint);
     if (recorded) return { id, status: 'COMPLETED', path: recorded.folder, triggered: recorded.triggered, completed: recorded.completed };
+    const earlier = await context.savepointOfEarlierLeader(job.id, id);
+    if (earlier) return { id, ...earlier };
     throw new SpillwayError('SPW_ERR_SAVEPOINT_NOT_FOUND', `job ${job.id} has no savepoint ${request.params.sid}`);
   });
   http.post<{ Params: { id: string } }>('/jobs/:id/cancel', async (request, reply) => {
