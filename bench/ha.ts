@@ -175,7 +175,7 @@ export async function measureHa(quick: boolean): Promise<HaFigures> {
     for (let k = 0; k < tmKills; k++) {
       await checkpointsPast(url, id, await completed(url, id), 2);
       await sleep(WINDOW_MS);
-      const victim = cluster.processes.find((p) => p.exitCode === null && p.signalCode === null && ![0, 1].some((i) => cluster.jobManagerProcess(i) === p))!;
+      const victim = await taskManagerOfJob(cluster, url, id);
       const restarts = await restartsOf(url, id);
       const killed = Date.now();
       await killHard(victim);
@@ -220,6 +220,15 @@ export async function measureHa(quick: boolean): Promise<HaFigures> {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await admin.end();
   }
+}
+
+/** The process of a TaskManager that runs a task of the job: its loss restarts the job. */
+async function taskManagerOfJob(cluster: LocalCluster, url: string, id: string): Promise<ChildProcess> {
+  const { tasks } = await callJson<{ tasks: { taskManager: string }[] }>('GET', `${url}/jobs/${id}`);
+  const { taskmanagers } = await callJson<{ taskmanagers: { id: string; host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
+  const tm = taskmanagers.find((t) => t.id === tasks[0].taskManager)!;
+  const { pid } = await callJson<{ pid: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+  return cluster.processes.find((p) => p.pid === pid)!;
 }
 
 async function restartsOf(url: string, id: string): Promise<number> {
