@@ -3,6 +3,7 @@ import type { BenchSection } from './Section.js';
 /** Every section `--only` can run, by name; a section is loaded only when it runs. */
 export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   checkpoints: async () => (await import('./Checkpoints.js')).CHECKPOINTS,
+  ha: async () => (await import('./Ha.js')).HA,
   cpu: async () => (await import('./Cpu.js')).CPU_SECTION,
   connectors: async () => (await import('./Connectors.js')).CONNECTORS,
   managed: async () => (await import('./Managed.js')).MANAGED,

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import crypto from 'node:crypto';
+import { findLeader } from '../ha/LeaderFinder.js';
 import { callJson, useClusterToken } from '../rpc/HttpClient.js';
 import { taskManagerUrl } from '../rpc/TaskManagerGateway.js';
 import type { TaskManagerInfo } from '../jobmanager/cluster/TaskManagerRegistry.js';
@@ -51,6 +53,11 @@ export function localSecretFile(port: number): string {
 export class LocalCluster {
   readonly processes: ChildProcess[] = [];
   url = '';
+  /** With HA: every JobManager's URL (the first is `url`), and its process now. */
+  readonly jobManagerUrls: string[] = [];
+  private readonly jobManagerProcesses: ChildProcess[] = [];
+  /** With HA: the cluster id the JobManagers share. */
+  readonly clusterId: string;
   readonly secret: ClusterSecret;
   /** Holds the secret and every process's folder; removed on stop, even after a TaskManager was killed. */
   private readonly dataDir: string;
@@ -69,6 +76,8 @@ export class LocalCluster {
     this.taskManagerExtraArgs = optionsFor(TASKMANAGER_OPTIONS, EITHER_OPTIONS, extraArgs);
     this.secret = options.secret ?? ClusterSecret.generate();
     this.dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));
+    if ((options.jobManagers ?? 1) > 1 && options.ha === undefined) throw new SpillwayError('SPW_ERR_USAGE', 'several JobManagers need --ha: a PostgreSQL they elect their leader in');
+    this.clusterId = options.ha?.clusterId ?? `local-${crypto.randomBytes(4).toString('hex')}`;
   }
 
   /** The file that holds the cluster secret. */
@@ -81,7 +90,8 @@ export class LocalCluster {
     this.secret.writeTo(this.secretFile);
     // If this process ends first, no child may outlive it: one listener for all of them.
     process.once('exit', this.killAll);
-    this.url = await this.startJobManager(this.options.port ?? 0);
+    if (this.options.ha) await this.startHaJobManagers();
+    else this.url = await this.startJobManager(this.options.port ?? 0);
     linkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     useClusterToken(this.url, this.secret.token);
     for (let i = 0; i < this.options.taskManagers; i++) this.addTaskManager();
@@ -94,7 +104,8 @@ export class LocalCluster {
    * or on `spillDir` (one a killed TaskManager left: it empties it first); returns its process.
    */
   addTaskManager(spillDir = this.taskManagerDir(this.started++)): ChildProcess {
-    const args = ['taskmanager', '--jobmanager', this.url, '--slots', String(this.options.slots), '--spill-dir', spillDir];
+    const jobManager = this.options.ha ? this.jobManagerUrls.join(',') : this.url;
+    const args = ['taskmanager', '--jobmanager', jobManager, '--slots', String(this.options.slots), '--spill-dir', spillDir];
     if (this.options.memory) args.push('--memory', this.options.memory);
     if (this.options.managedMemory) args.push('--managed-memory', this.options.managedMemory);
     if (this.options.bufferSize) args.push('--buffer-size', this.options.bufferSize);
@@ -105,9 +116,9 @@ export class LocalCluster {
 
   async stop(): Promise<void> {
     // TaskManagers first: one that sees a peer go reports it to the JobManager, which must still be there to hear it.
-    const [jobManager, ...taskManagers] = this.processes;
-    await Promise.all(taskManagers.map(terminate));
-    if (jobManager) await terminate(jobManager);
+    const jobManagers = this.options.ha ? this.jobManagerProcesses : this.processes.slice(0, 1);
+    await Promise.all(this.processes.filter((p) => !jobManagers.includes(p)).map(terminate));
+    await Promise.all(jobManagers.map(terminate));
     process.off('exit', this.killAll);
     if (this.url !== '') unlinkClusterDir(localClusterLink(Number(new URL(this.url).port)), this.dataDir);
     fs.rmSync(this.dataDir, { recursive: true, force: true });
@@ -142,6 +153,49 @@ export class LocalCluster {
     const url = await this.startJobManager(Number(new URL(this.url).port));
     if (url !== this.url) throw new SpillwayError('SPW_ERR_PROCESS', `the restarted jobmanager listens on ${url}, not ${this.url}`);
     return url;
+  }
+
+  /** With HA: the process of the i-th JobManager now. */
+  jobManagerProcess(i: number): ChildProcess {
+    return this.jobManagerProcesses[i];
+  }
+
+  /** With HA: which JobManager leads now (its index), if one does. */
+  async leader(): Promise<number | undefined> {
+    const leader = await findLeader(this.jobManagerUrls);
+    return leader === undefined ? undefined : this.jobManagerUrls.indexOf(leader.url);
+  }
+
+  /** With HA: starts the i-th JobManager again (after a kill), on its port and data dir: it joins as a standby. */
+  async restartHaJobManager(i: number): Promise<void> {
+    const old = this.jobManagerProcesses[i];
+    if (old.exitCode === null && old.signalCode === null) throw new SpillwayError('SPW_ERR_PROCESS', `jobmanager ${i} still runs`);
+    const url = await this.spawnHaJobManager(i, Number(new URL(this.jobManagerUrls[i]).port));
+    if (url !== this.jobManagerUrls[i]) throw new SpillwayError('SPW_ERR_PROCESS', `the restarted jobmanager listens on ${url}, not ${this.jobManagerUrls[i]}`);
+  }
+
+  /** The JobManagers of an HA cluster, each on a data dir of its own, sharing one checkpoint folder; the first on `port`. */
+  private async startHaJobManagers(): Promise<void> {
+    const count = this.options.jobManagers ?? 1;
+    for (let i = 0; i < count; i++) {
+      const url = await this.spawnHaJobManager(i, i === 0 ? (this.options.port ?? 0) : 0);
+      this.jobManagerUrls.push(url);
+      useClusterToken(url, this.secret.token);
+    }
+    this.url = this.jobManagerUrls[0];
+  }
+
+  private async spawnHaJobManager(i: number, port: number): Promise<string> {
+    const ha = this.options.ha!;
+    const args = ['jobmanager', '--port', String(port), '--ha', ha.url, '--cluster-id', this.clusterId, ...this.heartbeatArgs(), ...(this.options.jobManagerArgs ?? [])];
+    args.push('--data-dir', path.join(this.dataDir, `jobmanager-${i}`));
+    // Every JobManager must find every checkpoint: one folder for all of them.
+    if (![...args, ...this.jobManagerExtraArgs].includes('--checkpoint-dir')) args.push('--checkpoint-dir', path.join(this.dataDir, 'checkpoints'));
+    const jm = this.spawn([...args, ...this.jobManagerExtraArgs], true, this.options.jobManagerNodeArgs);
+    const previous = this.jobManagerProcesses[i];
+    if (previous !== undefined) this.processes.splice(this.processes.indexOf(previous), 1);
+    this.jobManagerProcesses[i] = jm;
+    return announcedUrl(jm);
   }
 
   private async startJobManager(port: number): Promise<string> {

@@ -29,4 +29,8 @@ export interface LocalClusterOptions {
   secret?: ClusterSecret;
   /** The cluster's folder (default: a fresh temp folder); removed on stop. */
   dataDir?: string;
+  /** JobManager processes (`--jobmanagers`, default 1); more than one needs `ha`: one leads, the others stand by. */
+  jobManagers?: number;
+  /** High availability (`--ha URL`): the JobManagers elect their leader and keep the cluster's jobs in this PostgreSQL. */
+  ha?: { url: string; clusterId?: string };
 }

@@ -3,7 +3,7 @@ import { SpillwayError } from '../errors/Errors.js';
 import { formatSize, parseSize } from './Size.js';
 
 /** What an option's value is: converted and checked before a command sees it. A list of strings is a choice. */
-export type OptionType = 'string' | 'boolean' | 'int' | 'size' | 'duration-ms' | 'url' | readonly string[];
+export type OptionType = 'string' | 'boolean' | 'int' | 'size' | 'duration-ms' | 'url' | 'urls' | readonly string[];
 
 /** One option of a command: parsing, checking and help all come from this. */
 export interface OptionSpec {
@@ -133,6 +133,10 @@ function convert(name: string, spec: OptionSpec, text: string): string | number 
     case 'url':
       if (!/^https?:$/.test(urlProtocol(text))) throw usage(`--${name} must be an http or https URL, not "${text}"`);
       return text;
+    case 'urls':
+      // Several JobManagers of one cluster (HA): the leader is found among them.
+      for (const url of text.split(',')) if (!/^https?:$/.test(urlProtocol(url))) throw usage(`--${name} must be http or https URLs, comma-separated, not "${text}"`);
+      return text;
     default:
       return text;
   }
@@ -184,7 +188,7 @@ function placeholder(spec: OptionSpec): string {
   if (spec.placeholder !== undefined) return spec.placeholder;
   const type = spec.type;
   if (typeof type !== 'string') return type.join('|');
-  return { string: 'VALUE', boolean: '', int: 'N', size: 'SIZE', 'duration-ms': 'MS', url: 'URL' }[type];
+  return { string: 'VALUE', boolean: '', int: 'N', size: 'SIZE', 'duration-ms': 'MS', url: 'URL', urls: 'URL[,URL...]' }[type];
 }
 
 /** What `--help` prints for a command: its usage line, what it does, and one aligned line an option, with its default. */

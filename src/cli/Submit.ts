@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isErrorCode, SpillwayError } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
+import { leaderUrl } from '../ha/LeaderFinder.js';
 import { callJson, streamLines } from '../rpc/HttpClient.js';
 import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
@@ -48,11 +49,11 @@ const PATH_LIKE = /[/\\]|\.(ts|mts|js|mjs)$/;
  * A path that names no file fails before any call, as no built-in job has such a name.
  */
 export async function submit(options: SubmitOptions): Promise<number> {
-  const jm = options.jobManager.replace(/\/$/, '');
   const isFile = fs.existsSync(options.target) && fs.statSync(options.target).isFile();
   if (!isFile && PATH_LIKE.test(options.target)) {
     throw new SpillwayError('SPW_ERR_USAGE', `no job file ${options.target}: ${path.resolve(options.target)} does not exist (a built-in job's name has no / and no .ts, .js or .mjs ending)`);
   }
+  const jm = await leaderUrl(options.jobManager);
   const body: Record<string, unknown> = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;

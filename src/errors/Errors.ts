@@ -78,6 +78,10 @@ export const ERRORS = {
   SPW_ERR_SINK_RECORD: { status: 500, meaning: 'a sink was given a record it cannot write: a Redis stream entry needs an object of one field or more, a PostgreSQL row an object of its columns' },
   SPW_ERR_SOURCE_IO: { status: 500, meaning: 'a source could not list or read its input, or could not reach or query its service (Redis, PostgreSQL: the message names it and its URL)' },
   SPW_ERR_MALFORMED_INPUT: { status: 422, meaning: 'an input file is malformed (a JSON line, a CSV quote or field, a Parquet footer or row group, a gzip or zstd stream); the message names the file and the line, row group or byte offset' },
+  SPW_ERR_NO_LEADER: { status: 503, meaning: 'no JobManager of the cluster leads now (a leader change is under way): try again after Retry-After, or at another --jobmanager URL' },
+  SPW_ERR_FENCED: { status: 409, meaning: "an act of a JobManager whose leadership ended (its epoch is older than the cluster's) was refused: it completes no checkpoint, commits nothing, deploys nothing" },
+  SPW_ERR_HA_STORE: { status: 503, meaning: 'the HA store (PostgreSQL of --ha) could not be reached or failed; a leader that cannot renew its lease steps down' },
+  SPW_ERR_LEADER_CHANGED: { status: 500, meaning: 'the leading JobManager changed while a savepoint was under way: ask for it again of the new leader' },
   SPW_ERR_CONTROL_CALL: { status: 502, meaning: 'a control-plane call (command line to JobManager, JobManager to TaskManager or back) failed: unreachable, timed out, or answered with an error' },
 
   // The data plane.

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { SpillwayError } from '../errors/Errors.js';
+import { codeOf, SpillwayError } from '../errors/Errors.js';
+import { Fence } from '../ha/Fence.js';
+import type { HaServices, LeaderInfo } from '../ha/HaServices.js';
+import { pointerOf, resumedBody } from '../ha/JobRecovery.js';
+import { NoHaServices } from '../ha/NoHaServices.js';
+import { PostgresHaServices } from '../ha/PostgresHaServices.js';
+import { standbyGate } from '../ha/StandbyGate.js';
+import { JobState } from '../lifecycle/JobState.js';
+import type { CheckpointMetadata } from './checkpoint/CheckpointMetadata.js';
+import { jobIdFor, type Job } from './jobs/Job.js';
 import { JobLoader } from '../job/JobLoader.js';
 import { replyWithCodes } from '../rpc/RestErrors.js';
 import { bindPolicy } from '../security/ClusterSecret.js';
@@ -11,7 +20,7 @@ import { createRestServer } from '../security/RestServer.js';
 import { JobHistory } from './store/JobHistory.js';
 import { JobManagerMetrics } from './JobManagerMetrics.js';
 import { JobStore, type JobRecord } from './store/JobStore.js';
-import { JobSubmitter } from './submission/JobSubmitter.js';
+import { JobSubmitter, type SubmitBody } from './submission/JobSubmitter.js';
 import { jobSeq, snapshot } from './jobs/JobViews.js';
 import { Modules } from './submission/Modules.js';
 import {
@@ -61,12 +70,25 @@ export class JobManager {
   private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
   private dir = '';
   private readonly metrics: JobManagerMetrics;
+  /** This JobManager's leadership: always, without HA. */
+  private readonly fence: Fence;
+  private ha: HaServices = new NoHaServices();
+  /** Resolves once this leader has loaded the jobs of the leaders before it. */
+  private loaded: Promise<void> = Promise.resolve();
+  /** The URL it is reached at; since when it leads (without HA, since it started). */
+  private url = '';
+  private readonly started = Date.now();
 
   constructor(private readonly options: JobManagerOptions = {}) {
-    this.registry = new TaskManagerRegistry(options.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS, (tm, reason, stopped) => {
-      log[stopped ? 'info' : 'warn']({ taskManager: tm.id }, reason);
-      this.scheduler.taskManagerLost(tm, reason);
-    });
+    this.fence = options.ha ? new Fence() : Fence.always();
+    this.registry = new TaskManagerRegistry(
+      options.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
+      (tm, reason, stopped) => {
+        log[stopped ? 'info' : 'warn']({ taskManager: tm.id }, reason);
+        this.scheduler.taskManagerLost(tm, reason);
+      },
+      this.fence,
+    );
     // An unknown field (a typo such as "paralellism") is an error, not silently dropped (submitSchema).
     // A client's idle connection closes after 5 s, not fastify's 72: bursts of TaskManager
     // reports and REST polls would otherwise hold descriptors for minutes.
@@ -79,6 +101,16 @@ export class JobManager {
     void this.http.register(fastifyStatic, { root: UI_DIR, prefix: '/ui/' });
     this.http.get('/', (_request, reply) => reply.sendFile('index.html'));
     this.http.addHook('onRequest', async () => this.ready);
+    if (options.ha) {
+      standbyGate(this.http, {
+        leads: () => this.fence.leads,
+        loaded: () => this.loaded,
+        leaderUrl: () => {
+          const leader = this.ha.election?.leader;
+          return leader === undefined || leader.url === this.url ? undefined : leader.url;
+        },
+      });
+    }
     // Collected records stay packed as the TaskManager sent them: they go to the store as they are.
     this.http.addContentTypeParser('application/x-msgpack', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     this.http.addContentTypeParser(['text/javascript', 'application/octet-stream', 'text/plain'], { parseAs: 'string' }, (_req, body, done) =>
@@ -105,9 +137,103 @@ export class JobManager {
     const url = await this.http.listen({ host, port: this.options.port ?? DEFAULT_JOBMANAGER_PORT });
     const address = this.http.server.address();
     this.dir = this.options.dataDir ?? defaultDataDir(typeof address === 'object' && address ? address.port : 0);
+    this.url = this.options.ha?.advertiseUrl ?? url;
     this.open(this.dir);
+    const ha = this.options.ha;
+    if (ha) {
+      const election = { holder: this.session, url: this.url, renewIntervalMs: ha.renewIntervalMs, leaseMs: ha.leaseMs };
+      this.ha = await PostgresHaServices.create({ ...election, databaseUrl: ha.url, clusterId: ha.clusterId }, this.fence);
+    }
     this.opened();
+    this.ha.election?.start({ granted: (epoch) => this.lead(epoch), revoked: () => this.stepDown() });
     return url;
+  }
+
+  /**
+   * This JobManager leads from now, at `epoch`: what an earlier leadership of its own
+   * left is dropped, TaskManagers register afresh, and every job of the cluster without
+   * a result runs on (JobRecovery): requests wait until they are loaded.
+   */
+  private lead(epoch: number): void {
+    this.dropLeadership();
+    this.loaded = this.recover(epoch).catch((error: Error) => log.error({ epoch, err: error }, 'the jobs of the earlier leaders could not be loaded'));
+  }
+
+  /** This JobManager leads no more: its jobs leave the heap untouched (the next leader runs them), and it answers as a standby. */
+  private stepDown(): void {
+    log.warn({ epoch: this.fence.epoch }, 'this JobManager no longer leads: its jobs go on under the next leader');
+    this.dropLeadership();
+  }
+
+  private dropLeadership(): void {
+    this.scheduler.suspend();
+    this.registry.clear();
+    this.scheduler = this.makeScheduler();
+  }
+
+  /** Loads every stored job that has no result, each from its latest checkpoint; one that cannot be is recorded FAILED with its reason. */
+  private async recover(epoch: number): Promise<void> {
+    const jobs = await this.ha.unfinishedJobs();
+    log.info({ epoch, jobs: jobs.map((job) => job.id) }, 'leader: running on the jobs of the cluster');
+    for (const stored of jobs) {
+      if (this.fence.epoch !== epoch || !this.fence.leads) return;
+      try {
+        const body = (await resumedBody(this.ha, stored)) as SubmitBody;
+        if (body.module !== undefined && !this.modules.has(body.module)) {
+          const source = await this.ha.module(body.module);
+          if (source !== undefined) await this.modules.upload(source);
+        }
+        const submission = { ...(await this.submitter.submission(body)), firstCheckpointId: firstCheckpointId(epoch) };
+        this.scheduler.submit(submission, { seq: stored.seq, submitted: stored.submitted });
+        log.info({ job: stored.id, from: body.savepoint }, 'leader: job resumed');
+      } catch (error) {
+        log.error({ job: stored.id, err: error }, 'leader: a job of the cluster cannot run on');
+        await this.ha.putResult(epoch, { jobId: stored.id, state: JobState.FAILED, ended: Date.now(), errorCode: codeOf(error, 'SPW_ERR_INVALID_JOB') }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** POST /jobs: without HA as before; with it, numbered by the cluster and stored (module first) before it is queued here. */
+  private async submit(body: SubmitBody): Promise<string> {
+    const submission = await this.submitter.submission(body);
+    if (this.ha.election === null) return this.scheduler.submit(submission).id;
+    const epoch = this.fence.epoch;
+    this.fence.check('submit a job');
+    const seq = await this.ha.nextJobSeq();
+    const submitted = Date.now();
+    const id = jobIdFor(seq, submitted);
+    if (body.module !== undefined) await this.ha.putModule(body.module, this.modules.source(body.module) ?? '');
+    const checkpoints = submission.checkpoints && { ...body.checkpoints, directory: submission.checkpoints.directory };
+    await this.ha.putJob(epoch, { id, seq, submitted, body: { ...body, parallelism: submission.parallelism, ...(checkpoints ? { checkpoints } : {}) } });
+    // Stored: the job runs, here or (if this JobManager stopped leading meanwhile) under the next leader.
+    if (this.fence.leads && this.fence.epoch === epoch) this.scheduler.submit({ ...submission, firstCheckpointId: firstCheckpointId(epoch) }, { seq, submitted });
+    return id;
+  }
+
+  /** A job ended: the HA store records it, so that no later leader runs it again. */
+  private recordEnd(job: Job): void {
+    if (this.ha.election === null) return;
+    const result = { jobId: job.id, state: job.state, ended: job.ended ?? Date.now(), errorCode: job.failure?.code };
+    this.ha.putResult(this.fence.epoch, result).catch((error: Error) => log.warn({ job: job.id, error: error.message }, 'the end of the job is not in the HA store'));
+  }
+
+  /** A checkpoint completes only once the HA store has it, at this leader's epoch. */
+  private confirmCheckpoint(metadata: CheckpointMetadata): Promise<void> {
+    return this.ha.addCheckpoint(this.fence.epoch, pointerOf(metadata));
+  }
+
+  private async savepointOfEarlierLeader(jobId: string, id: number): Promise<{ status: string; path?: string; failure?: string; code?: string } | undefined> {
+    if (this.ha.election === null) return undefined;
+    const recorded = (await this.ha.checkpoints(jobId)).find((pointer) => pointer.id === id && pointer.savepoint);
+    if (recorded) return { status: 'COMPLETED', path: recorded.folder };
+    if (id >= firstCheckpointId(this.fence.epoch)) return undefined;
+    return { status: 'FAILED', code: 'SPW_ERR_LEADER_CHANGED', failure: `the leading JobManager changed while savepoint ${id} was under way: ask for it again` };
+  }
+
+  /** Who leads, as GET /overview shows it. */
+  private leadership(): { role: 'leader' | 'standby'; leader: LeaderInfo | null } {
+    if (this.ha.election === null) return { role: 'leader', leader: { url: this.url, epoch: 0, since: this.started } };
+    return { role: this.fence.leads ? 'leader' : 'standby', leader: this.ha.election.leader ?? null };
   }
 
   /** Where uploaded modules are written to be imported. */
@@ -122,6 +248,8 @@ export class JobManager {
 
   async close(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
+    // A leader gives its lease up first: a standby takes over at once.
+    await this.ha.close();
     this.registry.close();
     this.modules?.close();
     await this.submitter?.close();
@@ -147,9 +275,7 @@ export class JobManager {
       for (const hash of this.submitter.modulesInUse()) used.add(hash);
       return used;
     });
-    this.scheduler = new Scheduler(this.registry, this.history, this.options.slotTimeoutMs ?? DEFAULT_SLOT_TIMEOUT_MS, (job) => {
-      if (job.ref.module !== undefined) this.modules.touch(job.ref.module);
-    });
+    this.scheduler = this.makeScheduler();
     this.submitter = new JobSubmitter(this.modules, this.loader, {
       defaultParallelism: () => this.registry.totalSlots,
       restart: this.options.restart,
@@ -159,6 +285,16 @@ export class JobManager {
     });
     this.ticker = setInterval(() => this.scheduler.schedule(), 1000);
     this.ticker.unref();
+  }
+
+  /** A scheduler, with HA: its jobs' ends and checkpoints recorded in the HA store. */
+  private makeScheduler(): Scheduler {
+    const onEnded = (job: Job): void => {
+      if (job.ref.module !== undefined) this.modules.touch(job.ref.module);
+      this.recordEnd(job);
+    };
+    const confirm = this.options.ha ? (_job: Job, metadata: CheckpointMetadata) => this.confirmCheckpoint(metadata) : undefined;
+    return new Scheduler(this.registry, this.history, this.options.slotTimeoutMs ?? DEFAULT_SLOT_TIMEOUT_MS, onEnded, confirm);
   }
 
   /** What the route plugins serve from; the parts made by open() are read per request. */
@@ -180,6 +316,9 @@ export class JobManager {
           await this.store.putCatalog(snapshot);
         },
       }),
+      submit: (body) => this.submit(body),
+      leadership: () => this.leadership(),
+      savepointOfEarlierLeader: (jobId, id) => this.savepointOfEarlierLeader(jobId, id),
     };
   }
 
@@ -200,4 +339,9 @@ export class JobManager {
       return live ? snapshot(live) : record;
     });
   }
+}
+
+/** The first checkpoint id of a leader at `epoch`: above every id of the leaders before it. */
+function firstCheckpointId(epoch: number): number {
+  return epoch * 2 ** 32 + 1;
 }

@@ -44,4 +44,19 @@ export interface JobManagerOptions extends ServerOptions {
   maxModuleBytes?: number;
   /** Where jobs' checkpoints go unless a job says otherwise. */
   checkpointDir?: string;
+  /** High availability (--ha, --cluster-id): absent, one JobManager as before. */
+  ha?: HaOptions;
+}
+
+/** A JobManager of a highly available cluster: where the HA store is, which cluster, and the lease. */
+export interface HaOptions {
+  /** postgres://USER@HOST:PORT/DB. */
+  url: string;
+  clusterId: string;
+  /** --ha-renew-interval (DEFAULT_RENEW_INTERVAL_MS). */
+  renewIntervalMs?: number;
+  /** --ha-lease (DEFAULT_LEASE_MS). */
+  leaseMs?: number;
+  /** The URL other JobManagers and clients reach this one at (the URL it listens at if absent). */
+  advertiseUrl?: string;
 }

@@ -58,6 +58,8 @@ export interface Registration {
 export interface JobManagerAnswer {
   session: string;
   modules: string[];
+  /** The leader's fencing epoch (0 without HA): a TaskManager refuses messages of older ones from then on. */
+  epoch?: number;
 }
 
 /** A running task's counters, as a TaskManager sends them each heartbeat interval. */

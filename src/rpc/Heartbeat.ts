@@ -44,10 +44,10 @@ export class Heartbeat {
     });
   }
 
-  /** After registering again under a new id, maybe with a new JobManager. */
-  setId(registered: Registered): void {
+  /** After registering again under a new id, maybe with another JobManager (the new leader, at `url`). */
+  setId(registered: Registered, url?: string): void {
     this.registered = registered;
-    const update: HeartbeatUpdate = registered;
+    const update: HeartbeatUpdate = { ...registered, url };
     this.worker.postMessage(update);
   }
 

@@ -40,23 +40,31 @@ export type HeartbeatEvent =
   /** No answer, or another status. */
   | { type: 'error'; message: string };
 
-/** Messages to the thread: the TaskManager registered again. */
-export type HeartbeatUpdate = Registered;
+/** Messages to the thread: the TaskManager registered again, maybe with another JobManager (the new leader, at `url`). */
+export type HeartbeatUpdate = Registered & { url?: string };
 
 /** How long a heartbeat waits for its answer. */
 const HEARTBEAT_TIMEOUT_MS = 5000;
 
 const port = parentPort!;
 const data = workerData as HeartbeatData;
-const base = new URL(data.url);
-const prefix = base.pathname.replace(/\/$/, '');
 const tls = data.tls;
-const client = new Client(base.origin, tls ? { connect: { ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' } } : {});
 const headers = { 'content-type': 'application/json', ...data.authorization };
-let registered = data.registered;
+let registered: Registered = data.registered;
 let busy = false;
+let { client, prefix } = connectTo(data.url);
 
-port.on('message', (update: HeartbeatUpdate) => (registered = update));
+function connectTo(url: string): { client: Client; prefix: string } {
+  const base = new URL(url);
+  return { client: new Client(base.origin, tls ? { connect: { ca: tls.ca, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' } } : {}), prefix: base.pathname.replace(/\/$/, '') };
+}
+
+port.on('message', (update: HeartbeatUpdate) => {
+  registered = { id: update.id, session: update.session };
+  if (update.url === undefined) return;
+  void client.close().catch(() => undefined);
+  ({ client, prefix } = connectTo(update.url));
+});
 setInterval(() => void beat(), data.intervalMs);
 
 function tell(event: HeartbeatEvent): void {

@@ -4,6 +4,8 @@ import { pathOf, type Params, type Query, type Route } from './ControlPlane.js';
 
 /** How long a control-plane call waits for an answer unless told otherwise. */
 const CALL_TIMEOUT_MS = 30_000;
+/** Redirects followed (from a standby JobManager to the leader) before the answer counts as an error. */
+const MAX_REDIRECTS = 3;
 /** How long `retrying` goes on unless told otherwise: a JobManager restarted within it loses nothing. */
 const RETRY_TIMEOUT_MS = 60_000;
 
@@ -75,7 +77,7 @@ export async function callJson<T>(
   method: 'GET' | 'POST' | 'DELETE',
   url: string,
   body?: unknown,
-  options: { timeoutMs?: number; contentType?: string } = {},
+  options: { timeoutMs?: number; contentType?: string; headers?: Record<string, string>; redirects?: number } = {},
 ): Promise<T> {
   const raw = body instanceof Uint8Array || typeof body === 'string';
   // After a stretch of synchronous work the caller's pooled connection may have been closed by the
@@ -87,6 +89,7 @@ export async function callJson<T>(
     method,
     headers: {
       ...authorizationHeader(url),
+      ...options.headers,
       ...(body === undefined ? {} : { 'content-type': options.contentType ?? (raw ? 'application/octet-stream' : 'application/json') }),
     },
     body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
@@ -96,8 +99,14 @@ export async function callJson<T>(
     throw new SpillwayError('SPW_ERR_CONTROL_CALL', `${method} ${url}: ${(error as Error).message}`, { cause: error });
   });
   const text = await response.body.text();
+  // A standby JobManager sends every call but a few to the leader (307, method and body kept).
+  const location = response.headers.location;
+  if ((response.statusCode === 307 || response.statusCode === 308) && typeof location === 'string') {
+    const redirects = options.redirects ?? MAX_REDIRECTS;
+    if (redirects > 0) return callJson<T>(method, new URL(location, url).toString(), body, { ...options, redirects: redirects - 1 });
+  }
   const parsed: unknown = text === '' ? {} : parseJson(text);
-  if (response.statusCode >= 400) {
+  if (response.statusCode >= 300) {
     const answer = parsed as { code?: unknown; error?: string };
     const message = answer.error ?? text;
     const code = isErrorCode(answer.code) ? answer.code : undefined;
@@ -141,7 +150,7 @@ export function callRoute<P extends Params, B, R, Q extends Query>(
   base: string,
   route: Route<P, B, R, Q>,
   call: RouteCall<P, B, Q>,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<R> {
   const url = `${base}${pathOf(route, call.params, call.query)}`;
   return callJson<R>(route.method, url, call.body, { ...options, contentType: route.contentType });
@@ -166,7 +175,8 @@ export async function retrying<T>(call: () => Promise<T>, options: RetryOptions 
     try {
       return await call();
     } catch (error) {
-      const refused = error instanceof HttpError && error.status < 500;
+      // A redirect not followed to its end is a leader change under way: no refusal.
+      const refused = error instanceof HttpError && error.status < 500 && (error.status < 300 || error.status >= 400);
       if (refused || Date.now() + backoff > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, backoff));
     }

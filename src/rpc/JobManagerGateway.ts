@@ -14,10 +14,20 @@ const NONE = {};
 export class JobManagerGateway {
   /** `url`: the JobManager's base URL; a trailing slash is dropped. */
   constructor(url: string) {
-    this.url = url.replace(/\/$/, '');
+    this.current = url.replace(/\/$/, '');
   }
 
-  readonly url: string;
+  private current: string;
+
+  /** The base URL of the JobManager called: the leader's, as last found. */
+  get url(): string {
+    return this.current;
+  }
+
+  /** Calls go to another JobManager from now (a new leader); calls being retried follow. */
+  moveTo(url: string): void {
+    this.current = url.replace(/\/$/, '');
+  }
 
   /** Registers this TaskManager; resolves with its id, the JobManager's session and the modules it keeps. */
   register(registration: Registration): Promise<JobManagerAnswer & { id: string }> {

@@ -7,6 +7,8 @@ import { TASKMANAGER_ROUTES as ROUTES, type Registration } from '../rpc/ControlP
 import { Heartbeat } from '../rpc/Heartbeat.js';
 import { HttpError, retrying } from '../rpc/HttpClient.js';
 import { JobManagerGateway } from '../rpc/JobManagerGateway.js';
+import { EPOCH_HEADER } from '../rpc/TaskManagerGateway.js';
+import { awaitLeader, findLeader, jobManagerUrls } from '../ha/LeaderFinder.js';
 import { replyWithCodes } from '../rpc/RestErrors.js';
 import { serve } from '../rpc/RouteServer.js';
 import { expandDeployment } from '../rpc/ConsumedPartitionGroup.js';
@@ -30,6 +32,9 @@ const MIN_SLOT_MEMORY = 4096;
 
 /** How long a stopping TaskManager waits for the JobManager to take its goodbye. */
 const DEREGISTER_TIMEOUT_MS = 1000;
+
+/** How long a TaskManager of several JobManagers waits at its start for one of them to lead. */
+const FIND_LEADER_TIMEOUT_MS = 60_000;
 
 /**
  * A worker process: registers with the JobManager and heartbeats, accepts task
@@ -56,6 +61,13 @@ export class TaskManager {
   private readonly jm: JobManagerGateway;
   private registration: Registration | null = null;
   private rejoining = false;
+  /** The JobManagers of the cluster (--jobmanager URL1,URL2): the leader is found among them. */
+  private readonly jobManagers: string[];
+  /** The newest leader epoch seen: messages of older ones are refused, tasks deployed under them are stopped. */
+  private epoch = 0;
+  /** Tasks of an older leader being stopped: a deployment of the new one waits for them. */
+  private fencing: Promise<void> = Promise.resolve();
+  private relocating = false;
   private readonly partitionDir: string;
   private readonly metricsRegistry: TaskManagerMetrics;
   /** Where tasks' operators spill, a folder per task. */
@@ -65,7 +77,8 @@ export class TaskManager {
     if (this.managedMemory < options.slots * MIN_SLOT_MEMORY) {
       throw new SpillwayError('SPW_ERR_INSUFFICIENT_MANAGED_MEMORY', `--managed-memory ${options.managedMemory} is below ${MIN_SLOT_MEMORY} bytes a slot (${options.slots} slots): give it at least ${options.slots * MIN_SLOT_MEMORY}`);
     }
-    this.jm = new JobManagerGateway(options.jobManager);
+    this.jobManagers = jobManagerUrls(options.jobManager);
+    this.jm = new JobManagerGateway(this.jobManagers[0]);
     this.partitionDir = path.join(options.spillDir, 'partitions');
     this.managedDir = path.join(options.spillDir, 'managed');
     this.env = new ShuffleEnvironment({
@@ -111,11 +124,20 @@ export class TaskManager {
     const address = this.http.server.address();
     const httpPort = typeof address === 'object' && address ? address.port : 0;
     this.registration = { host: data.host, dataPort: data.port, httpPort, https: Boolean(this.options.tls), slots: this.options.slots, memory: this.options.memory };
+    if (this.jobManagers.length > 1) {
+      const leader = await awaitLeader(this.jobManagers, FIND_LEADER_TIMEOUT_MS);
+      if (leader === undefined) throw new SpillwayError('SPW_ERR_NO_LEADER', `none of the JobManagers ${this.jobManagers.join(', ')} leads`);
+      this.jm.moveTo(leader.url);
+    }
     await this.register();
     this.heartbeat = new Heartbeat(this.jm.url, { id: this.id, session: this.session }, this.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS, {
       // A 404 for an id this TaskManager has already left behind needs nothing.
       lost: (id) => id === this.id && void this.rejoin(),
-      failed: (message) => log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`),
+      failed: (message) => {
+        log.warn({ taskManager: this.id }, `heartbeat failed: ${message}`);
+        // The leader may have changed: the heartbeats go to a dead or stepped-down one.
+        if (this.highlyAvailable) void this.relocate();
+      },
       unauthorized: (message) => this.unauthorized(this.refused(`this TaskManager's heartbeat: ${message};`)),
       // Copies of modules the JobManager no longer keeps are dropped here too.
       keptModules: (modules, asOf) => this.loader.keepOnly(modules, asOf),
@@ -151,9 +173,16 @@ export class TaskManager {
     await this.jm.deregister(this.id, this.session, DEREGISTER_TIMEOUT_MS).catch(() => {});
   }
 
+  /** Several JobManagers, or a leader with an epoch: the leader may change. */
+  private get highlyAvailable(): boolean {
+    return this.jobManagers.length > 1 || this.epoch > 0;
+  }
+
   private async register(): Promise<void> {
     try {
-      ({ id: this.id, session: this.session } = await this.jm.register(this.registration!));
+      const answer = await this.jm.register(this.registration!);
+      ({ id: this.id, session: this.session } = answer);
+      this.seeEpoch(answer.epoch ?? 0);
     } catch (error) {
       if (error instanceof HttpError && error.status === 401) {
         throw this.refused('this TaskManager (401):');
@@ -181,10 +210,14 @@ export class TaskManager {
     if (this.rejoining) return;
     this.rejoining = true;
     try {
+      if (this.highlyAvailable) {
+        const leader = await findLeader(this.jobManagers);
+        if (leader !== undefined) this.jm.moveTo(leader.url);
+      }
       for (const task of this.tasks.values()) task.cancel();
       this.env.partitions.releaseWhere(() => true, new SpillwayError('SPW_ERR_PARTITION_RELEASED', `taskmanager ${this.id} was declared lost`));
       await this.register();
-      this.heartbeat?.setId({ id: this.id, session: this.session });
+      this.heartbeat?.setId({ id: this.id, session: this.session }, this.jm.url);
       log.info({ taskManager: this.id }, 'taskmanager registered again');
     } catch (error) {
       if (codeOf(error) === 'SPW_ERR_UNAUTHORIZED') this.unauthorized(error as Error);
@@ -194,8 +227,58 @@ export class TaskManager {
     }
   }
 
+  /**
+   * Finds the leader among the JobManagers after a heartbeat failed; one that is not the
+   * JobManager this TaskManager is registered with, or leads at a newer epoch, gets its
+   * registration (the tasks of an older leader stop: seeEpoch).
+   */
+  private async relocate(): Promise<void> {
+    if (this.relocating || this.rejoining) return;
+    this.relocating = true;
+    try {
+      const leader = await findLeader(this.jobManagers);
+      if (leader === undefined || (leader.url === this.jm.url && leader.epoch <= this.epoch)) return;
+      log.info({ taskManager: this.id, leader: leader.url, epoch: leader.epoch }, 'a new JobManager leads: registering with it');
+      this.jm.moveTo(leader.url);
+      await this.register();
+      this.heartbeat?.setId({ id: this.id, session: this.session }, this.jm.url);
+    } catch (error) {
+      log.warn({ taskManager: this.id, err: error }, 'could not register with the new leader');
+    } finally {
+      this.relocating = false;
+    }
+  }
+
+  /**
+   * A leader's epoch, seen on a message or a registration: a newer one fences every older
+   * leader off. The tasks deployed under older epochs stop (their reports are no longer
+   * sent: the new leader runs the job anew from its checkpoint), and their partitions go.
+   */
+  private seeEpoch(epoch: number): void {
+    if (epoch <= this.epoch) return;
+    const previous = this.epoch;
+    this.epoch = epoch;
+    if (previous === 0 && this.tasks.size === 0) return;
+    const tasks = [...this.tasks.values()];
+    log.info({ taskManager: this.id, epoch, previous, tasks: tasks.length }, 'a newer leader: the tasks of the older one stop');
+    for (const task of tasks) task.cancel();
+    this.env.partitions.releaseWhere(() => true, new SpillwayError('SPW_ERR_PARTITION_RELEASED', `the JobManager leader changed (epoch ${epoch})`));
+    this.fencing = Promise.all([this.fencing, ...tasks.map((task) => task.whenEnded())]).then(() => undefined);
+  }
+
+  /** Every message of a JobManager names its epoch: an older one than seen is refused (SPW_ERR_FENCED), a newer one fences the older off. */
+  private checkEpoch(header: string | string[] | undefined): void {
+    if (typeof header !== 'string') return;
+    const epoch = Number(header);
+    if (!Number.isInteger(epoch)) return;
+    if (epoch < this.epoch) throw new SpillwayError('SPW_ERR_FENCED', `a message of leader epoch ${epoch}, and epoch ${this.epoch} leads: refused`);
+    this.seeEpoch(epoch);
+  }
+
   private routes(): void {
+    this.http.addHook('onRequest', async (request) => this.checkEpoch(request.headers[EPOCH_HEADER]));
     serve(this.http, ROUTES.deployTask, async ({ body: descriptor }, reply) => {
+      await this.fencing;
       const execution = executionId(descriptor.taskId, descriptor.attempt);
       if (this.tasks.has(execution)) throw new SpillwayError('SPW_ERR_TASK_DEPLOYED', `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already`);
       void this.deploy(expandDeployment(descriptor));
@@ -263,6 +346,9 @@ export class TaskManager {
 
   private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {
     const { taskId, attempt } = descriptor;
+    // Deployed by the leader of this epoch: once another leads, nothing of this task is reported.
+    const epoch = this.epoch;
+    const current = (): boolean => epoch === this.epoch;
     const execution = executionId(taskId, attempt);
     let task: TaskHost | null = null;
     let running: Promise<void> = Promise.resolve();
@@ -279,11 +365,13 @@ export class TaskManager {
         this.id,
         this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS,
         {
-          partitionReady: (partitionId) => this.announcePartition(partitionId),
-          collected: (records, part, origin) => this.sendResults(taskId, attempt, records, part, origin),
-          nextSplits: (request) => this.requestSplits(taskId, attempt, request),
-          checkpointAcknowledged: (ack) => void retrying(() => this.jm.acknowledgeCheckpoint(taskId, attempt, ack)).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint acknowledgement lost')),
-          checkpointDeclined: (id, error) => void retrying(() => this.jm.declineCheckpoint(taskId, attempt, id, error)).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint decline lost')),
+          partitionReady: (partitionId) => {
+            if (current()) this.announcePartition(partitionId);
+          },
+          collected: (records, part, origin) => (current() ? this.sendResults(taskId, attempt, records, part, origin) : Promise.resolve()),
+          nextSplits: (request) => (current() ? this.requestSplits(taskId, attempt, request) : Promise.resolve([])),
+          checkpointAcknowledged: (ack) => void retrying(async () => current() && (await this.jm.acknowledgeCheckpoint(taskId, attempt, ack))).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint acknowledgement lost')),
+          checkpointDeclined: (id, error) => void retrying(async () => current() && (await this.jm.declineCheckpoint(taskId, attempt, id, error))).catch((e: Error) => log.warn({ task: taskId, error: e.message }, 'checkpoint decline lost')),
         },
         this.slotMemory(taskId),
       );
@@ -291,7 +379,7 @@ export class TaskManager {
       for (const [partitionId, location] of this.earlyLocations.get(execution) ?? []) task.updatePartition(partitionId, location);
       this.earlyLocations.delete(execution);
       // The task starts without waiting for the JobManager's answer; its final state follows the RUNNING report.
-      running = this.report(descriptor, task, TaskState.RUNNING, Date.now());
+      running = this.report(descriptor, task, TaskState.RUNNING, Date.now(), undefined, current);
       log.info({ job: descriptor.jobId, task: taskId, taskManager: this.id }, 'task running');
       outcome = await task.run();
     } catch (error) {
@@ -307,7 +395,7 @@ export class TaskManager {
     const failed = outcome.state === TaskState.FAILED;
     const error = failed && outcome.error ? { code: outcome.error.code, message: `${outcome.error.message} (task ${taskId} attempt ${attempt} on taskmanager ${this.id})` } : undefined;
     log[failed ? 'warn' : 'info']({ job: descriptor.jobId, task: taskId, attempt, taskManager: this.id, state: outcome.state, error }, 'task ended');
-    await this.report(descriptor, task, outcome.state, ended, error);
+    await this.report(descriptor, task, outcome.state, ended, error, current);
   }
 
   /** A slot's share of managed memory and the task's own spill folder. */
@@ -353,10 +441,18 @@ export class TaskManager {
   }
 
   /** A task's state; the task is null when it failed before it could be created. */
-  private async report(descriptor: TaskDeploymentDescriptor, task: TaskHost | null, state: TaskState.RUNNING | TaskEndState, at: number, error?: SerializedError): Promise<void> {
+  private async report(
+    descriptor: TaskDeploymentDescriptor,
+    task: TaskHost | null,
+    state: TaskState.RUNNING | TaskEndState,
+    at: number,
+    error?: SerializedError,
+    current: () => boolean = () => true,
+  ): Promise<void> {
     const { taskId, attempt } = descriptor;
     const report: TaskStateReport = { state, attempt, error, counters: task?.counters, at };
-    await this.deliver(`report ${state} of ${taskId}`, () => this.jm.reportTaskState(taskId, report, this.id));
+    // A task of an older leader reports nothing to the new one, which runs its job anew under the same task ids.
+    await this.deliver(`report ${state} of ${taskId}`, async () => current() && (await this.jm.reportTaskState(taskId, report, this.id)));
   }
 
   /** A data connection to a peer broke or was refused: the JobManager checks that peer at once. */

@@ -8,6 +8,8 @@ import {
   DEFAULT_MODULE_TTL_MS,
   DEFAULT_SLOT_TIMEOUT_MS,
 } from '../../jobmanager/JobManagerOptions.js';
+import { DEFAULT_LEASE_MS, DEFAULT_RENEW_INTERVAL_MS } from '../../ha/LeaderElection.js';
+import { SpillwayError } from '../../errors/Errors.js';
 import { loadPartitionTypes } from '../../network/partition/PartitionTypes.js';
 import { DEFAULT_HOST, DEFAULT_JOBMANAGER_PORT } from '../../ServerOptions.js';
 import { defineCommand, SERVING } from '../Command.js';
@@ -30,6 +32,11 @@ export const JOBMANAGER_OPTIONS = {
   'max-module-size': { type: 'size', default: DEFAULT_MAX_MODULE_BYTES, help: 'the largest module upload' },
   'module-load-timeout': { type: 'duration-ms', default: DEFAULT_MODULE_LOAD_TIMEOUT_MS, help: 'how long a submitted module may take to load and define its job' },
   'data-dir': { type: 'string', placeholder: 'DIR', help: 'job history, kept results and modules (default: spillway-jobmanager-PORT in the temp folder)' },
+  ha: { type: 'string', placeholder: 'postgres://USER@HOST:PORT/DB', help: 'high availability: leader election and the jobs, checkpoints and results of the cluster in this PostgreSQL (one JobManager without)' },
+  'cluster-id': { type: 'string', placeholder: 'NAME', help: 'with --ha: the cluster this JobManager leads or stands by for (every JobManager of it the same)' },
+  'ha-renew-interval': { type: 'duration-ms', min: 10, default: DEFAULT_RENEW_INTERVAL_MS, help: 'with --ha: how often the leader renews its lease, and standbys look at it' },
+  'ha-lease': { type: 'duration-ms', min: 100, default: DEFAULT_LEASE_MS, help: 'with --ha: a leader that could not renew for this long steps down; a standby takes over after it' },
+  'advertise-url': { type: 'url', help: 'with --ha: the URL other JobManagers send clients to (the URL listened at by default)' },
   ...RESTART_OPTIONS,
   ...PARTITION_TYPE_OPTIONS,
   ...METRICS_OPTIONS,
@@ -45,6 +52,10 @@ export const jobManagerCommand = defineCommand({
   async run(values) {
     const { secret, tls } = useCommonOptions(values);
     await loadPartitionTypes(partitionTypeFiles(values));
+    const ha = values.ha;
+    if ((ha === undefined) !== (values['cluster-id'] === undefined)) throw new SpillwayError('SPW_ERR_USAGE', '--ha and --cluster-id go together: every JobManager of a cluster gives the same two');
+    if (ha !== undefined && !/^postgres(ql)?:\/\//.test(ha)) throw new SpillwayError('SPW_ERR_USAGE', `--ha must be a postgres:// URL, not "${ha}"`);
+    if (values['ha-lease'] <= values['ha-renew-interval']) throw new SpillwayError('SPW_ERR_USAGE', '--ha-lease must be longer than --ha-renew-interval');
     const jm = new JobManager({
       host: values.host,
       port: values.port,
@@ -62,6 +73,7 @@ export const jobManagerCommand = defineCommand({
       secret,
       tls,
       insecure: values.insecure,
+      ha: ha === undefined ? undefined : { url: ha, clusterId: values['cluster-id']!, renewIntervalMs: values['ha-renew-interval'], leaseMs: values['ha-lease'], advertiseUrl: values['advertise-url'] },
     });
     const url = await jm.listen();
     console.log(`spillway jobmanager listening on ${url} with its data in ${jm.dataDir}`);

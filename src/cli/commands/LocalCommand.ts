@@ -11,6 +11,8 @@ import { PORT } from './JobManagerCommand.js';
 export const LOCAL_OPTIONS = {
   taskmanagers: { type: 'int', default: DEFAULT_TASKMANAGERS, help: 'TaskManager processes' },
   port: { ...PORT, default: DEFAULT_JOBMANAGER_PORT, help: "the JobManager's REST port; 0 for any free one" },
+  jobmanagers: { type: 'int', min: 1, default: 1, help: 'JobManager processes: one leads, the others stand by (more than one needs --ha)' },
+  ha: { type: 'string', placeholder: 'postgres://USER@HOST:PORT/DB', help: 'high availability: the JobManagers elect their leader and keep the jobs, checkpoints and results here' },
   ...TASK_OPTIONS,
   ...RESTART_OPTIONS,
   ...COMMON_OPTIONS,
@@ -30,6 +32,8 @@ export const localCommand = defineCommand({
       managedMemory: String(values['managed-memory']),
       bufferSize: String(values['buffer-size']),
       port: values.port,
+      jobManagers: values.jobmanagers,
+      ha: values.ha === undefined ? undefined : { url: values.ha },
       jobManagerArgs: restartArgs(values),
       // Each process takes the ones its command has.
       extraArgs: [
@@ -44,7 +48,8 @@ export const localCommand = defineCommand({
     });
     stopOnSignal(() => cluster.stop());
     const url = await cluster.start();
-    console.log(`spillway local cluster: jobmanager ${url}, ${values.taskmanagers} taskmanagers; Ctrl-C stops it`);
+    const jobManagers = cluster.jobManagerUrls.length > 0 ? `jobmanagers ${cluster.jobManagerUrls.join(',')} (cluster ${cluster.clusterId})` : `jobmanager ${url}`;
+    console.log(`spillway local cluster: ${jobManagers}, ${values.taskmanagers} taskmanagers; Ctrl-C stops it`);
     const secretFile = localSecretFile(Number(new URL(url).port));
     console.log(`cluster secret in ${secretFile} (mode 0600): spillway submit on this machine finds it; curl -H "Authorization: Bearer $(cat ${secretFile})"`);
     return SERVING;

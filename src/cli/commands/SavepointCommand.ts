@@ -1,14 +1,15 @@
 import path from 'node:path';
-import { SpillwayError } from '../../errors/Errors.js';
+import { codeOf, SpillwayError } from '../../errors/Errors.js';
 import { callJson } from '../../rpc/HttpClient.js';
 import { DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
+import { jobManagerUrls, leaderUrl } from '../../ha/LeaderFinder.js';
 import { defineCommand, type Command } from '../Command.js';
 import type { OptionTable } from '../OptionTable.js';
 import { COMMON_OPTIONS, useCommonOptions } from './CommonOptions.js';
 import { localClusterSecret } from './SubmitCommand.js';
 
 export const SAVEPOINT_OPTIONS = {
-  jobmanager: { type: 'url', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager of the job' },
+  jobmanager: { type: 'urls', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager of the job' },
   timeout: { type: 'duration-ms', default: 120_000, help: 'how long to wait for the savepoint to complete' },
   ...COMMON_OPTIONS,
 } as const satisfies OptionTable;
@@ -21,6 +22,14 @@ const POLL_MS = 200;
  * into DIR (POST /jobs/JOB/savepoints, or /stop, which then stops the job), waited for;
  * prints its path. Exit 1 with the coded error if it fails.
  */
+/** GET /jobs/:id/savepoints/:sid, as the command reads it. */
+interface SavepointStatus {
+  status: string;
+  path?: string;
+  failure?: string;
+  code?: string;
+}
+
 function savepointCommandNamed(name: 'savepoint' | 'stop', summary: string): Command {
   return defineCommand({
     name,
@@ -32,17 +41,23 @@ function savepointCommandNamed(name: 'savepoint' | 'stop', summary: string): Com
     ],
     async run(values, [job, dir]) {
       useCommonOptions(values, localClusterSecret(values.jobmanager));
-      const jm = values.jobmanager.replace(/\/$/, '');
+      let jm = await leaderUrl(values.jobmanager);
       const route = name === 'stop' ? 'stop' : 'savepoints';
       const { id } = await callJson<{ id: number }>('POST', `${jm}/jobs/${job}/${route}`, { directory: path.resolve(dir) });
       const deadline = Date.now() + values.timeout;
       for (;;) {
-        const status = await callJson<{ status: string; path?: string; failure?: string }>('GET', `${jm}/jobs/${job}/savepoints/${id}`);
+        const asked = `${jm}/jobs/${job}/savepoints/${id}`;
+        const status: SavepointStatus = await callJson<SavepointStatus>('GET', asked).catch(async (error: unknown): Promise<SavepointStatus> => {
+          // The leader may be gone (HA): the new one says what became of the savepoint.
+          if (codeOf(error) !== 'SPW_ERR_CONTROL_CALL' || jobManagerUrls(values.jobmanager).length === 1) throw error;
+          jm = await leaderUrl(values.jobmanager);
+          return { status: 'IN_PROGRESS' };
+        });
         if (status.status === 'COMPLETED') {
           console.log(`savepoint ${id} of ${job} at ${status.path}`);
           return 0;
         }
-        if (status.status === 'FAILED') throw new SpillwayError('SPW_ERR_CHECKPOINT_DECLINED', `savepoint ${id} of ${job} failed: ${status.failure ?? 'no reason given'}`);
+        if (status.status === 'FAILED') throw new SpillwayError(status.code === 'SPW_ERR_LEADER_CHANGED' ? 'SPW_ERR_LEADER_CHANGED' : 'SPW_ERR_CHECKPOINT_DECLINED', `savepoint ${id} of ${job} failed: ${status.failure ?? 'no reason given'}`);
         if (Date.now() > deadline) throw new SpillwayError('SPW_ERR_CONTROL_CALL', `savepoint ${id} of ${job} did not complete within ${values.timeout} ms`);
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }

@@ -10,7 +10,7 @@ import { submit, type SubmitOptions } from '../Submit.js';
 import { COMMON_OPTIONS, RESTART_OPTIONS, restartOf, useCommonOptions } from './CommonOptions.js';
 
 export const SUBMIT_OPTIONS = {
-  jobmanager: { type: 'url', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager to submit to' },
+  jobmanager: { type: 'urls', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager to submit to' },
   param: { type: 'string', multiple: true, placeholder: 'k=v', help: 'a job parameter' },
   parallelism: { type: 'int', help: "the job's parallelism (the job's own or the JobManager's if absent)" },
   exchange: { type: 'string', placeholder: 'pipelined|blocking|sort-merge|hybrid|TYPE', help: "the partition type of the job's exchanges" },
@@ -79,7 +79,8 @@ function checkpointsOf(values: OptionValues<typeof SUBMIT_OPTIONS>): SubmitOptio
 
 /** The secret file of a local cluster at this JobManager URL, if it is on this machine. */
 export function localClusterSecret(jobManager: string): string | undefined {
-  const url = new URL(jobManager);
+  // Of several JobManagers (HA), the first names the machine.
+  const url = new URL(jobManager.split(',')[0]);
   if (!isLoopback(url.hostname)) return undefined;
   return localSecretFile(Number(url.port || (url.protocol === 'https:' ? 443 : 80)));
 }

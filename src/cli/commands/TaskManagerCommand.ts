@@ -11,7 +11,7 @@ import { stopOnSignal } from '../StopOnSignal.js';
 import { COMMON_OPTIONS, INSECURE_OPTION, partitionTypeFiles, TASK_OPTIONS, useCommonOptions } from './CommonOptions.js';
 
 export const TASKMANAGER_OPTIONS = {
-  jobmanager: { type: 'url', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager to register with' },
+  jobmanager: { type: 'urls', default: DEFAULT_JOBMANAGER_URL, help: 'the JobManager to register with' },
   ...TASK_OPTIONS,
   'spill-dir': { type: 'string', placeholder: 'DIR', help: 'its partitions, spill files and job modules (default: a temp folder, removed on stop)' },
   host: { type: 'string', placeholder: 'HOST', default: DEFAULT_HOST, help: 'the interface its REST API and data port bind' },

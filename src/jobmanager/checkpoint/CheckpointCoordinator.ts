@@ -8,7 +8,6 @@ import { JobState } from '../../lifecycle/JobState.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { log } from '../../Logger.js';
 import type { Barrier } from '../../network/serialization/Events.js';
-import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
 import { executionId, type CheckpointAck, type TaskCheckpointConfig, type TaskRestore } from '../../rpc/TaskDeployment.js';
 import { checkpointFolder, type SnapshotHandle } from '../../runtime/checkpoint/SnapshotFile.js';
 import type { ExecutionVertex } from '../scheduler/ExecutionVertex.js';
@@ -42,6 +41,11 @@ export interface CoordinatorContext {
   fail(error: SerializedError): void;
   /** A stop-with-savepoint completed: the job's tasks finish on their own. */
   stopped?(id: number): void;
+  /**
+   * Records a checkpoint complete in the HA store, compare-and-set on the leader's epoch;
+   * only once it resolves are the tasks told (sinks commit). Absent without HA.
+   */
+  confirm?(metadata: CheckpointMetadata): Promise<void>;
 }
 
 /**
@@ -77,7 +81,7 @@ export class CheckpointCoordinator {
     savepoint: CheckpointMetadata | null = null,
   ) {
     this.restoreFrom = savepoint;
-    if (savepoint !== null) this.nextId = savepoint.id + 1;
+    this.nextId = Math.max(savepoint === null ? 1 : savepoint.id + 1, job.firstCheckpointId ?? 1);
   }
 
   /** Starts the periodic trigger; checkpoints begin once every task of the job runs. */
@@ -92,6 +96,18 @@ export class CheckpointCoordinator {
     if (this.interval) clearInterval(this.interval);
     this.interval = null;
     if (this.pending) this.abort(this.pending, 'the job ended', false);
+  }
+
+  /**
+   * This JobManager stopped leading: nothing more is triggered or completed, and nothing
+   * is told to the tasks or removed (the new leader restores the job from its checkpoints).
+   */
+  suspend(): void {
+    this.stopped = true;
+    if (this.interval) clearInterval(this.interval);
+    this.interval = null;
+    if (this.pending) clearTimeout(this.pending.timer);
+    this.pending = null;
   }
 
   /** Deletes the job's checkpoint folders (and those its TaskManagers wrote state to): after its tasks have stopped writing. */
@@ -217,7 +233,7 @@ export class CheckpointCoordinator {
       for (const vertex of graph.verticesOf(stage.name)) {
         const tm = this.context.registry.get(vertex.taskManagerId);
         if (!tm) continue;
-        new TaskManagerGateway(tm).triggerCheckpoint(executionId(vertex.taskId, vertex.attempt), barrier).catch((e: Error) => {
+        this.context.registry.gateway(tm).triggerCheckpoint(executionId(vertex.taskId, vertex.attempt), barrier).catch((e: Error) => {
           if (this.pending?.id === id) this.abort(this.pending, `its trigger could not reach ${vertex.taskId}: ${e.message}`, false);
         });
       }
@@ -228,7 +244,6 @@ export class CheckpointCoordinator {
 
   private complete(pending: Pending): void {
     clearTimeout(pending.timer);
-    this.pending = null;
     const graph = this.job.graph!;
     const tasks: CheckpointMetadata['tasks'] = {};
     const parallelism: Record<string, number> = {};
@@ -262,6 +277,27 @@ export class CheckpointCoordinator {
       this.fail(pending, (error as Error).message, true);
       return;
     }
+    const confirm = this.context.confirm;
+    if (confirm === undefined) {
+      this.pending = null;
+      this.completeRecorded(pending, metadata);
+      return;
+    }
+    // Under way until the HA store has it: nothing else is triggered meanwhile.
+    confirm(metadata).then(
+      () => {
+        if (this.pending !== pending || this.stopped) return;
+        this.pending = null;
+        this.completeRecorded(pending, metadata);
+      },
+      (error: Error) => {
+        if (this.pending === pending && !this.stopped) this.fail(pending, `the HA store did not record it: ${error.message}`, false);
+      },
+    );
+  }
+
+  /** A checkpoint stored and recorded: counted, kept, and its tasks told (sinks commit). */
+  private completeRecorded(pending: Pending, metadata: CheckpointMetadata): void {
     const stats = pending.stats;
     stats.status = CheckpointStatus.COMPLETED;
     stats.completed = metadata.completed;
@@ -313,7 +349,7 @@ export class CheckpointCoordinator {
     if (graph === null) return;
     for (const tmId of new Set([...graph.vertices.values()].map((v) => v.taskManagerId))) {
       const tm = this.context.registry.get(tmId);
-      if (tm) new TaskManagerGateway(tm).notifyCheckpoint(this.job.id, id, completed).catch(() => undefined);
+      if (tm) this.context.registry.gateway(tm).notifyCheckpoint(this.job.id, id, completed).catch(() => undefined);
     }
   }
 

@@ -1,3 +1,4 @@
+import { Fence } from '../../ha/Fence.js';
 import type { Registration } from '../../rpc/ControlPlane.js';
 import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
 
@@ -29,6 +30,8 @@ export class TaskManagerRegistry {
     readonly heartbeatTimeoutMs: number,
     /** `stopped`: it said it stops; otherwise it was lost. */
     private readonly onLost: (tm: TaskManagerInfo, reason: string, stopped: boolean) => void,
+    /** This JobManager's leadership: every message to a TaskManager carries its epoch, and none is sent without it. */
+    readonly fence: Fence = Fence.always(),
   ) {
     this.checker = setInterval(() => this.checkHeartbeats(), Math.min(1000, heartbeatTimeoutMs / 4));
     this.checker.unref();
@@ -59,6 +62,17 @@ export class TaskManagerRegistry {
     return [...this.taskManagers.values()].find((tm) => tm.host === host && tm.dataPort === port);
   }
 
+  /** A TaskManager as this JobManager calls it: fenced by its leadership. */
+  gateway(tm: Pick<TaskManagerInfo, 'host' | 'httpPort' | 'https'>): TaskManagerGateway {
+    return new TaskManagerGateway(tm, this.fence);
+  }
+
+  /** Forgets every TaskManager, telling nobody: this JobManager stepped down, and they register with the next leader. */
+  clear(): void {
+    this.taskManagers.clear();
+    this.suspects.clear();
+  }
+
   isSuspect(id: string): boolean {
     return this.suspects.has(id);
   }
@@ -76,7 +90,7 @@ export class TaskManagerRegistry {
     const tm = this.taskManagers.get(id);
     if (!tm || this.suspects.has(id)) return;
     this.suspects.add(id);
-    new TaskManagerGateway(tm).status(SUSPECT_CHECK_TIMEOUT_MS).then(
+    this.gateway(tm).status(SUSPECT_CHECK_TIMEOUT_MS).then(
       () => {
         this.suspects.delete(id);
         // It answers: alive, however late its heartbeats; the next timeout counts from here.

@@ -28,6 +28,12 @@ export interface JobSubmission {
   checkpoints?: CheckpointOptions & { directory: string };
   /** The savepoint (or retained checkpoint) it starts from, checked against its topology. */
   savepoint?: CheckpointMetadata;
+  /**
+   * The least id of its checkpoints (with HA: the leader's epoch times 2^32, plus 1), so
+   * that ids never repeat across leaders and a later leader's are larger: no folder,
+   * pending file or sink commit of one leader's checkpoint is taken for another's.
+   */
+  firstCheckpointId?: number;
 }
 
 /** One failure of a task attempt, as GET /jobs/:id/exceptions lists it. */
@@ -81,11 +87,16 @@ export interface Job extends JobSubmission {
   coordinator: CheckpointCoordinator | null;
 }
 
+/** The id of job number `seq` submitted at `submitted` (epoch ms). */
+export function jobIdFor(seq: number, submitted: number): string {
+  return `job-${String(seq).padStart(4, '0')}-${submitted.toString(36)}`;
+}
+
 /** A new job, CREATED, numbered `seq`. */
 export function createJob(seq: number, submission: JobSubmission, now = Date.now()): Job {
   return {
     ...submission,
-    id: `job-${String(seq).padStart(4, '0')}-${now.toString(36)}`,
+    id: jobIdFor(seq, now),
     seq,
     state: JobState.CREATED,
     submitted: now,

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { SpillwayError } from '../../errors/Errors.js';
 import { BUILTIN_JOBS } from '../../job/BuiltinJobs.js';
 import { JobState } from '../../lifecycle/JobState.js';
-import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
 import type { JobManagerContext } from './JobManagerContext.js';
 
 /** The cluster as a whole: /overview, /taskmanagers, /metrics. */
@@ -17,6 +16,7 @@ export async function clusterRoutes(http: FastifyInstance, context: JobManagerCo
       freeSlots: tms.reduce((s, t) => s + t.freeSlots, 0),
       jobs: Object.fromEntries(JobState.ALL.map((state) => [state.toLowerCase(), count(state)])),
       builtinJobs: Object.keys(BUILTIN_JOBS),
+      ...context.leadership(),
     };
   });
   http.get('/taskmanagers', async () => ({ taskmanagers: context.registry.sorted() }));
@@ -24,7 +24,7 @@ export async function clusterRoutes(http: FastifyInstance, context: JobManagerCo
   http.get<{ Params: { id: string } }>('/taskmanagers/:id', async (request) => {
     const tm = context.registry.get(request.params.id);
     if (!tm) throw new SpillwayError('SPW_ERR_TASKMANAGER_NOT_FOUND', `no taskmanager ${request.params.id}`);
-    const status = await new TaskManagerGateway(tm).status().catch((error: Error) => ({ error: error.message }));
+    const status = await context.registry.gateway(tm).status().catch((error: Error) => ({ error: error.message }));
     return { ...tm, status };
   });
   http.get('/metrics', async (_request, reply) => reply.type(context.metrics.contentType).send(await context.metrics.text()));

@@ -12,7 +12,7 @@ export async function internalRoutes(http: FastifyInstance, context: JobManagerC
     const tm = registry.register(body);
     log.info({ taskManager: tm.id, host: tm.host, dataPort: tm.dataPort, slots: tm.slots }, 'taskmanager registered');
     context.scheduler().schedule();
-    return { id: tm.id, session: context.session, modules: context.modules().hashes() };
+    return { id: tm.id, session: context.session, modules: context.modules().hashes(), epoch: registry.fence.epoch };
   });
   // The answer names this JobManager's session and the modules it keeps (a TaskManager drops its copies of others).
   serve(http, ROUTES.heartbeat, async ({ params: { id }, body }) => {

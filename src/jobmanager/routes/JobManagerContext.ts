@@ -1,5 +1,7 @@
 import type { CatalogSnapshot } from '../../sql/Catalog.js';
+import type { LeaderInfo } from '../../ha/HaServices.js';
 import type { JobRecord } from '../store/JobStore.js';
+import type { SubmitBody } from '../submission/JobSubmitter.js';
 import type { JobHistory } from '../store/JobHistory.js';
 import type { JobManagerMetrics } from '../JobManagerMetrics.js';
 import type { JobSubmitter } from '../submission/JobSubmitter.js';
@@ -29,4 +31,13 @@ export interface JobManagerContext {
   jobs(): JobRecord[];
   /** The SQL catalogue in the store, so that a restarted JobManager keeps it. */
   sqlCatalog(): { load(): CatalogSnapshot | undefined; save(snapshot: CatalogSnapshot): Promise<void> };
+  /** Submits a job (stored in the HA store first, with HA); its id. */
+  submit(body: SubmitBody): Promise<string>;
+  /**
+   * With HA, a savepoint asked of an earlier leader: COMPLETED if the HA store has it,
+   * FAILED with SPW_ERR_LEADER_CHANGED if it was under way when the leader changed.
+   */
+  savepointOfEarlierLeader(jobId: string, id: number): Promise<{ status: string; path?: string; failure?: string; code?: string } | undefined>;
+  /** Who leads, for GET /overview: this JobManager's role, and the leader as known. */
+  leadership(): { role: 'leader' | 'standby'; leader: LeaderInfo | null };
 }

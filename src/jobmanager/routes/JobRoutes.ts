@@ -11,10 +11,10 @@ import { followResults } from './ResultFollower.js';
 /** /jobs: submit, list, show, its exceptions, its result, cancel. */
 export async function jobRoutes(http: FastifyInstance, context: JobManagerContext): Promise<void> {
   http.post<{ Body: SubmitBody }>('/jobs', { schema: { body: submitSchema } }, async (request, reply) => {
-    const job = context.scheduler().submit(await context.submitter().submission(request.body));
+    const id = await context.submit(request.body);
     // Once answered, the job is known to a JobManager restarted after a crash.
     await context.history().committed();
-    return reply.code(202).send({ id: job.id });
+    return reply.code(202).send({ id });
   });
   http.get('/jobs', async () => ({ jobs: context.jobs().map((job) => summary(job)) }));
   http.get<{ Params: { id: string } }>('/jobs/:id', async (request) => details(context.job(request.params.id)));
@@ -54,6 +54,8 @@ export async function jobRoutes(http: FastifyInstance, context: JobManagerContex
     if (stats?.savepoint) return { id, status: stats.status, path: stats.path, failure: stats.failure, triggered: stats.triggered, completed: stats.completed };
     const recorded = context.history().checkpointsOf(job.seq).find((c) => c.id === id && c.savepoint);
     if (recorded) return { id, status: 'COMPLETED', path: recorded.folder, triggered: recorded.triggered, completed: recorded.completed };
+    const earlier = await context.savepointOfEarlierLeader(job.id, id);
+    if (earlier) return { id, ...earlier };
     throw new SpillwayError('SPW_ERR_SAVEPOINT_NOT_FOUND', `job ${job.id} has no savepoint ${request.params.sid}`);
   });
   http.post<{ Params: { id: string } }>('/jobs/:id/cancel', async (request, reply) => {

@@ -2,7 +2,6 @@ import { codeOf, type SerializedError } from '../../errors/Errors.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { HttpError } from '../../rpc/HttpClient.js';
-import { TaskManagerGateway } from '../../rpc/TaskManagerGateway.js';
 import { executionId, type PartitionLocation } from '../../rpc/TaskDeployment.js';
 import { log } from '../../Logger.js';
 import type { ExecutionGraph } from './ExecutionGraph.js';
@@ -53,7 +52,7 @@ export class Deployment {
       if (vertex.state === TaskState.CREATED) continue; // not deployed: it gets the location in its descriptor
       const tm = this.registry.get(vertex.taskManagerId);
       if (!tm) continue;
-      new TaskManagerGateway(tm)
+      this.registry.gateway(tm)
         .updatePartition(executionId(consumer, vertex.attempt), partitionId, location)
         .catch((e: Error) => this.unreachable(tm, `could not tell task ${consumer} that partition ${partitionId} is ready`, e));
     }
@@ -63,7 +62,7 @@ export class Deployment {
   stopAttempt(vertex: ExecutionVertex, jobId: string, partitions: string[]): void {
     const tm = this.registry.get(vertex.taskManagerId);
     if (!tm) return;
-    const gateway = new TaskManagerGateway(tm);
+    const gateway = this.registry.gateway(tm);
     gateway
       .cancelTask(executionId(vertex.taskId, vertex.attempt))
       .then(() => gateway.releasePartitions(jobId, partitions))
@@ -79,7 +78,7 @@ export class Deployment {
     const stopped = [...graph.slots.keys()].map((id) => {
       const tm = this.registry.get(id);
       if (!tm) return Promise.resolve();
-      const gateway = new TaskManagerGateway(tm);
+      const gateway = this.registry.gateway(tm);
       const cancel = job.state === JobState.FINISHED ? Promise.resolve() : gateway.cancelJob(job.id);
       return cancel.then(() => gateway.releasePartitions(job.id)).catch((e: Error) => this.unreachable(tm, `could not stop job ${job.id} on ${id}`, e));
     });
@@ -91,7 +90,7 @@ export class Deployment {
     vertex.transition(TaskState.DEPLOYING);
     const attempt = vertex.attempt;
     const descriptor = { ...job.graph!.descriptor(vertex, this.tracker), ...job.coordinator?.forTask(vertex) };
-    new TaskManagerGateway(tm).deployTask(descriptor).catch((e: Error) => {
+    this.registry.gateway(tm).deployTask(descriptor).catch((e: Error) => {
       const message = `could not deploy task ${vertex.taskId} to ${tm.id}: ${e.message}`;
       if (!(e instanceof HttpError)) this.registry.suspect(tm.id, message);
       // A TaskManager that answered, or that turns out alive, fails only this attempt.

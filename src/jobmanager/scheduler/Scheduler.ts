@@ -14,6 +14,7 @@ import type { JobHistory } from '../store/JobHistory.js';
 import { JobOutputs, type ResultsListener } from '../jobs/JobOutputs.js';
 import { snapshot } from '../jobs/JobViews.js';
 import { CheckpointCoordinator } from '../checkpoint/CheckpointCoordinator.js';
+import type { CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
 import { PartitionTracker } from './PartitionTracker.js';
 import { allocateSlots, releaseSlots } from './SlotAllocation.js';
 import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
@@ -43,6 +44,8 @@ export class Scheduler {
     private readonly slotTimeoutMs: number,
     /** Told once of every job that ended, after the history has its record. */
     private readonly onEnded: (job: Job) => void = () => {},
+    /** Completes a job's checkpoint in the HA store (compare-and-set on the leader's epoch) before its sinks are told to commit; none without HA. */
+    private readonly confirmCheckpoint?: (job: Job, metadata: CheckpointMetadata) => Promise<void>,
   ) {
     this.deployment = new Deployment(registry, this.tracker, (vertex, attempt, error) =>
       this.taskStateChanged(vertex.taskId, { attempt, state: TaskState.FAILED, error }),
@@ -51,8 +54,12 @@ export class Scheduler {
     this.outputs = new JobOutputs(history);
   }
 
-  submit(submission: JobSubmission): Job {
-    const job = createJob(this.history.takeSeq(), submission);
+  /**
+   * Queues a job; `identity` gives its number and submission time (so its id) when the
+   * cluster numbers jobs (HA), or when a new leader runs a job submitted to an older one.
+   */
+  submit(submission: JobSubmission, identity?: { seq: number; submitted: number }): Job {
+    const job = identity === undefined ? createJob(this.history.takeSeq(), submission) : createJob(identity.seq, submission, identity.submitted);
     this.jobs.set(job.id, job);
     this.history.submitted(snapshot(job));
     log.info({ job: job.id, name: job.name, parallelism: job.parallelism }, 'job submitted');
@@ -78,6 +85,21 @@ export class Scheduler {
       }
     }
     for (const job of this.jobs.values()) if (job.pending?.since != null) this.failover.resume(job);
+  }
+
+  /**
+   * This JobManager stopped leading: every job is dropped from the heap as it stands,
+   * nothing told to any TaskManager, no file removed and nothing recorded as ended (the
+   * new leader runs the jobs on from the HA store). The scheduler is not used again.
+   */
+  suspend(): void {
+    for (const job of this.jobs.values()) {
+      if (job.pending?.timer) clearTimeout(job.pending.timer);
+      job.pending = null;
+      job.coordinator?.suspend();
+    }
+    this.jobs.clear();
+    this.queue.length = 0;
   }
 
   cancel(job: Job): void {
@@ -256,7 +278,9 @@ export class Scheduler {
     moveJob(job, JobState.RUNNING);
     job.started = Date.now();
     if (job.checkpoints) {
-      job.coordinator = new CheckpointCoordinator(job, job.checkpoints, { registry: this.registry, history: this.history, fail: (error) => this.fail(job, error) }, job.savepoint ?? null);
+      const confirm = this.confirmCheckpoint;
+      const context = { registry: this.registry, history: this.history, fail: (error: SerializedError) => this.fail(job, error), confirm: confirm && ((metadata: CheckpointMetadata) => confirm(job, metadata)) };
+      job.coordinator = new CheckpointCoordinator(job, job.checkpoints, context, job.savepoint ?? null);
       job.coordinator.start();
     }
     log.info({ job: job.id, taskManagers: [...job.graph!.slots.keys()] }, 'job running');
