@@ -20,7 +20,8 @@ import { JobState } from '../../src/lifecycle/JobState.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { killHard, type JobDetails } from '../helpers/failover.js';
 import { RUNNING_COUNT } from '../helpers/keyedCounts.js';
-import { sleep, submitJob, uploadModule } from '../helpers/jobs.js';
+import { sleep } from '../helpers/eventually.js';
+import { submitJob, uploadModule } from '../helpers/jobs.js';
 import { postgresScope, redisScope, type PostgresScope, type RedisScope } from '../helpers/services.js';
 
 const test = base
