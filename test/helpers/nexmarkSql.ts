@@ -1,6 +1,7 @@
 /**
  * The Nexmark suite's SQL statements (test/fixtures/nexmark-sql/, as nexmark-flink's
- * `queries/` folder has them), with their placeholders filled in: the generator's table,
+ * `queries/` folder has them: github.com/nexmark/nexmark, Apache License 2.0 as Spillway is),
+ * with their placeholders filled in: the generator's table,
  * its event count and rates, and the folders and module the queries name.
  */
 import fs from 'node:fs';

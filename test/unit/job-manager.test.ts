@@ -99,5 +99,5 @@ test('a refused submission is a 400 whose code says why: bad body, unknown excha
   const overview = await callJson<{ taskmanagers: number; builtinJobs: string[] }>('GET', `${url}/overview`);
   expect(overview.taskmanagers).toBe(0);
   const nexmark = ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q7', 'q8', 'q11'].map((q) => `nexmark-${q}`);
-  expect(overview.builtinJobs).toEqual(['wordcount', 'sort', 'join', 'synthetic', 'combine', ...nexmark]);
+  expect(overview.builtinJobs).toEqual(['wordcount', 'sort', 'join', 'synthetic', 'combine', ...nexmark, 'sql']);
 });
