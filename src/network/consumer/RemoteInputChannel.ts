@@ -72,7 +72,7 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     this.exclusive = options.exclusiveBuffers ?? 2;
     this.retry = options.retry ?? DEFAULT_RETRY;
     // Without an exclusive buffer the first request would carry no credit and nothing could ever flow.
-    if (!Number.isInteger(this.exclusive) || this.exclusive < 1) throw new RangeError(`exclusive buffers ${this.exclusive}: at least 1`);
+    if (!Number.isInteger(this.exclusive) || this.exclusive < 1) throw new SpillwayError('SPW_ERR_CONFIG', `exclusive buffers ${this.exclusive}: at least 1`);
     this.where = formatAddress(remote);
   }
 

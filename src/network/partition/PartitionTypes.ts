@@ -67,13 +67,13 @@ export async function loadPartitionTypes(files: readonly string[]): Promise<void
 /** A module's export is checked as far as a value can be: what the engine calls must be there. */
 function checkShape(type: PartitionType): void {
   const t = type as Partial<Record<keyof PartitionType, unknown>> | null;
-  if (t === null || typeof t !== 'object') throw new TypeError('a partition type must be an object (the default export of its module)');
-  if (typeof t.name !== 'string' || !/^[a-z][\w-]*$/i.test(t.name)) throw new TypeError(`partition type name ${String(t.name)} must be a word such as "sort-merge"`);
+  if (t === null || typeof t !== 'object') throw new SpillwayError('SPW_ERR_CONFIG', 'a partition type must be an object (the default export of its module)');
+  if (typeof t.name !== 'string' || !/^[a-z][\w-]*$/i.test(t.name)) throw new SpillwayError('SPW_ERR_CONFIG', `partition type name ${String(t.name)} must be a word such as "sort-merge"`);
   for (const flag of ['isPipelined', 'isReReadable', 'isCompressible'] as const) {
-    if (typeof t[flag] !== 'boolean') throw new TypeError(`partition type "${t.name}" must say ${flag} (true or false)`);
+    if (typeof t[flag] !== 'boolean') throw new SpillwayError('SPW_ERR_CONFIG', `partition type "${t.name}" must say ${flag} (true or false)`);
   }
   for (const method of ['poolSize', 'createStorage'] as const) {
-    if (typeof t[method] !== 'function') throw new TypeError(`partition type "${t.name}" has no ${method}() method`);
+    if (typeof t[method] !== 'function') throw new SpillwayError('SPW_ERR_CONFIG', `partition type "${t.name}" has no ${method}() method`);
   }
 }
 

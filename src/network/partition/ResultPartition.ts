@@ -66,7 +66,7 @@ export class ResultPartition implements ResultPartitionWriter {
   constructor(options: ResultPartitionOptions) {
     const { id, numSubpartitions, pool } = options;
     if (!Number.isInteger(numSubpartitions) || numSubpartitions < 1) {
-      throw new RangeError(`partition ${id}: ${numSubpartitions} subpartitions`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `partition ${id}: ${numSubpartitions} subpartitions`);
     }
     this.id = id;
     this.type = typeof options.type === 'string' ? partitionType(options.type) : options.type;
@@ -114,7 +114,7 @@ export class ResultPartition implements ResultPartitionWriter {
   add(buffer: NetworkBuffer, subpartition: number): void {
     if (subpartition < 0 || subpartition >= this.numSubpartitions) {
       buffer.recycle();
-      throw new RangeError(`partition ${this.id} has no subpartition ${subpartition}`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `partition ${this.id} has no subpartition ${subpartition}`);
     }
     this.notifyFirstBuffer();
     if (this.compression !== null) compressInPlace(buffer, this.compression);
@@ -163,7 +163,7 @@ export class ResultPartition implements ResultPartitionWriter {
   }
 
   createSubpartitionView(index: number, listener: AvailabilityListener): ResultSubpartitionView {
-    if (!Number.isInteger(index) || index < 0 || index >= this.numSubpartitions) throw new RangeError(`partition ${this.id} has no subpartition ${index}`);
+    if (!Number.isInteger(index) || index < 0 || index >= this.numSubpartitions) throw new SpillwayError('SPW_ERR_PARTITION_NOT_FOUND', `partition ${this.id} has no subpartition ${index}`);
     if (this.released) throw new PartitionReleasedError(`partition ${this.id}`);
     return this.storage.createReadView(index, listener);
   }

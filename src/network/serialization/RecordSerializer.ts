@@ -1,4 +1,5 @@
 import { Packr, REUSE_BUFFER_MODE, RESET_BUFFER_MODE, RESERVE_START_SPACE } from 'msgpackr';
+import { SpillwayError } from '../../errors/Errors.js';
 import { copyBytes } from '../buffer/Bytes.js';
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { ShapedBatchWriter } from './ShapedBatch.js';
@@ -108,12 +109,14 @@ export class RecordSerializer {
         end = packed.end;
         flag = 0;
       }
+    } catch (error) {
+      throw new SpillwayError('SPW_ERR_UNSERIALIZABLE_RECORD', `a batch of ${count} record(s) cannot be packed: ${(error as Error).message}`, { cause: error });
     } finally {
       // Records that cannot be packed are not left behind to fail the next batch too.
       pending.length = 0;
     }
     const length = end - start - LENGTH_BYTES;
-    if (length > MAX_BATCH_BYTES) throw new RangeError(`a batch of ${count} record(s) packs into ${length} bytes, over ${MAX_BATCH_BYTES}`);
+    if (length > MAX_BATCH_BYTES) throw new SpillwayError('SPW_ERR_UNSERIALIZABLE_RECORD', `a batch of ${count} record(s) packs into ${length} bytes, over ${MAX_BATCH_BYTES}`);
     this.bytesPerRecord = Math.ceil(length / count);
     const word = (length | flag) >>> 0;
     target[start] = word >>> 24;

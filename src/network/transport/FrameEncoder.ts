@@ -1,4 +1,5 @@
 import { DataType } from '../buffer/NetworkBuffer.js';
+import { SpillwayError } from '../../errors/Errors.js';
 import {
   ADD_CREDIT_BYTES,
   BUFFER_RESPONSE_FIXED,
@@ -28,7 +29,7 @@ export function encodeHandshake(version = PROTOCOL_VERSION): Buffer {
 export function encodePartitionRequest(receiverId: number, partitionId: string, subpartition: number, credit: number): Buffer {
   const id = Buffer.from(partitionId, 'utf8');
   if (id.length === 0 || id.length > MAX_PARTITION_ID_BYTES) {
-    throw new RangeError(`partition id of ${id.length} bytes is outside 1..${MAX_PARTITION_ID_BYTES}`);
+    throw new SpillwayError('SPW_ERR_INTERNAL', `partition id of ${id.length} bytes is outside 1..${MAX_PARTITION_ID_BYTES}`);
   }
   const frame = head(FrameType.PARTITION_REQUEST, PARTITION_REQUEST_FIXED + id.length);
   let at = FRAME_HEAD_BYTES;

@@ -36,7 +36,7 @@ export class RebalanceSelector<T> implements ChannelSelector<T> {
   private next: number;
 
   constructor(start = 0) {
-    if (!Number.isInteger(start)) throw new RangeError(`rebalance start must be an integer, not ${start}`);
+    if (!Number.isInteger(start)) throw new SpillwayError('SPW_ERR_INTERNAL', `rebalance start must be an integer, not ${start}`);
     this.next = start;
   }
 
@@ -69,14 +69,14 @@ export class KeyGroupSelector<T> implements ChannelSelector<T> {
     readonly maxParallelism = DEFAULT_MAX_PARALLELISM,
   ) {
     if (!Number.isInteger(maxParallelism) || maxParallelism < 1 || maxParallelism > MAX_KEY_GROUPS) {
-      throw new RangeError(`max parallelism must be an integer from 1 to ${MAX_KEY_GROUPS}, not ${maxParallelism}`);
+      throw new SpillwayError('SPW_ERR_INVALID_JOB', `max parallelism must be an integer from 1 to ${MAX_KEY_GROUPS}, not ${maxParallelism}`);
     }
   }
 
   setup(numberOfChannels: number): void {
     checkChannels(numberOfChannels);
     if (numberOfChannels > this.maxParallelism) {
-      throw new RangeError(`${numberOfChannels} channels exceed max parallelism ${this.maxParallelism}`);
+      throw new SpillwayError('SPW_ERR_INVALID_JOB', `${numberOfChannels} channels exceed max parallelism ${this.maxParallelism}`);
     }
     this.channels = Int32Array.from({ length: this.maxParallelism }, (_, group) => channelOfKeyGroup(group, numberOfChannels, this.maxParallelism));
   }
@@ -160,12 +160,12 @@ export class CustomSelector<T> implements ChannelSelector<T> {
   selectChannel(record: T): number {
     const channel = this.select(record, this.n);
     if (!Number.isInteger(channel) || channel < 0 || channel >= this.n) {
-      throw new RangeError(`custom selector chose channel ${channel} of ${this.n}`);
+      throw new SpillwayError('SPW_ERR_USER_CODE', `custom selector chose channel ${channel} of ${this.n}`);
     }
     return channel;
   }
 }
 
 function checkChannels(n: number): void {
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`number of channels must be a positive integer, not ${n}`);
+  if (!Number.isInteger(n) || n < 1) throw new SpillwayError('SPW_ERR_INTERNAL', `number of channels must be a positive integer, not ${n}`);
 }
