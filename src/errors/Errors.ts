@@ -109,6 +109,7 @@ export type ErrorCode = keyof typeof ERRORS;
  * An error with a code from the catalogue. `status` is the code's HTTP status;
  * `cause` (ES2022) keeps the error it wraps.
  */
+// eslint-disable-next-line no-restricted-syntax -- the catalogue's base class: a coded error is an Error for stacks, `cause` and `instanceof Error`.
 export class SpillwayError extends Error {
   constructor(
     readonly code: ErrorCode,
