@@ -1,15 +1,21 @@
 /**
  * The pages that mirror the code are checked against it, so that a change of the code
  * that leaves a page behind fails here: the error catalogue (docs/errors.md), the command
- * line (README.md's table, docs/operations.md's synopses), and every link and path the
- * pages name.
+ * line (README.md's table, docs/operations.md's synopses), the README's first jobs (its
+ * TypeScript job is the example file; its SQL job, run in this process, gives the rows it
+ * shows), and every link and path the pages name.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/Commands.js';
 import { errorTable } from '../../src/errors/ErrorTable.js';
 import { ERRORS } from '../../src/errors/Errors.js';
+import { Catalog } from '../../src/sql/Catalog.js';
+import { sqlJob } from '../../src/sql/SqlJob.js';
+import { SqlSession } from '../../src/sql/SqlSession.js';
+import { runLocalJob } from '../helpers/localJob.js';
 
 const README_MAX_LINES = 400;
 
@@ -31,6 +37,20 @@ function section(file: string, heading: string): string {
   expect(start, `${file} has a section "## ${heading}"`).toBeGreaterThanOrEqual(0);
   const end = text.indexOf('\n## ', start + 1);
   return text.slice(start, end < 0 ? undefined : end);
+}
+
+/** The fenced code blocks of a text, in order. */
+function fences(text: string): string[] {
+  return [...text.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+/** Code without its comments and blank lines, each line trimmed: what a reader of either copy runs. */
+function codeOnly(code: string): string[] {
+  return code
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((line) => line.replace(/\s*\/\/ .*$/, '').trim())
+    .filter((line) => line !== '');
 }
 
 function codesIn(text: string): Set<string> {
@@ -115,4 +135,29 @@ test('every path of the repository a page names in backticks exists', () => {
     }
   }
   expect(missing).toEqual([]);
+});
+
+test("the README's first TypeScript job is examples/wordcount.ts, comments aside", () => {
+  const [shown] = fences(section('README.md', 'A first job in TypeScript'));
+  expect(codeOnly(shown)).toEqual(codeOnly(read('examples/wordcount.ts')));
+});
+
+test("the README's first SQL job gives the rows the README shows", async () => {
+  const [csv, statements, shown] = fences(section('README.md', 'A first job in SQL'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-docs-sql-'));
+  try {
+    const file = path.join(dir, 'orders.csv');
+    fs.writeFileSync(file, csv);
+    const results = new SqlSession(new Catalog()).execute(statements.replace("'orders.csv'", `'${file}'`));
+    const query = results.at(-1)!;
+    if (query.kind !== 'job') throw new Error(`the last statement gave ${query.kind}, not a job`);
+    const { collected } = await runLocalJob(sqlJob(query.submission.params as unknown as Record<string, unknown>), { parallelism: 2 });
+    const rows = [...collected.values()].flatMap((parts) => [...parts.values()].flat()) as Record<string, unknown>[];
+    const table = shown.split('\n').filter((line) => line.startsWith('| ')).map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    expect(query.columns).toEqual(table[0]);
+    const asShown = rows.map((row) => query.columns.map((column) => String(row[column]))).sort();
+    expect(asShown).toEqual(table.slice(1));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
