@@ -161,3 +161,13 @@ test("the README's first SQL job gives the rows the README shows", async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('every file a page names by its name alone (`Task.ts`) is somewhere in the repository', () => {
+  const roots = ['src', 'test', 'bench', 'scripts', 'examples', 'docs'];
+  const names = new Set(roots.flatMap((root) => fs.readdirSync(root, { recursive: true, encoding: 'utf8' }).map((f) => path.basename(f))));
+  const missing: string[] = [];
+  for (const page of PAGES) {
+    for (const [, named] of read(page).matchAll(/`([A-Za-z][A-Za-z0-9]*\.(?:ts|md|mjs))`/g)) if (!names.has(named)) missing.push(`${page}: ${named}`);
+  }
+  expect(missing).toEqual([]);
+});
