@@ -3,14 +3,14 @@
  * `lib/errors.js` is the model): the code, the HTTP status a REST answer gives it,
  * and what it means. REST error bodies are `{"code", "error"}`; a task's failure
  * crosses threads and processes as a SerializedError; tests assert codes, not prose.
- * The README's error table is checked against this catalogue (test/unit/errors.test.ts).
+ * docs/errors.md's table is checked against this catalogue (test/unit/docs.test.ts).
  *
  * Sections by where the error is raised; add a code to its section, with its meaning.
  */
 export interface ErrorSpec {
   /** The HTTP status of a REST answer that carries it. */
   status: number;
-  /** What it means, for the README's table: a sentence. */
+  /** What it means, for docs/errors.md's table: a sentence. */
   meaning: string;
 }
 
