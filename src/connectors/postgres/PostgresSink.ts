@@ -1,7 +1,7 @@
 import type { Client } from 'pg';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { SinkOf } from '../../job/JobDefinition.js';
-import { countProblem, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
 import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectPostgres, quoteIdent, quoteName } from './PostgresClient.js';
@@ -21,8 +21,6 @@ const WHO = 'the PostgreSQL sink';
 export interface PostgresTransaction extends SinkTransaction {
   rows: unknown[][];
 }
-
-const isName = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
  * `{ kind: 'postgres', url, table, columns, upsertKey }`: each record a row of the

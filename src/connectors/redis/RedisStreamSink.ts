@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { SinkOf } from '../../job/JobDefinition.js';
-import { countProblem, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
 import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectRedis } from './RedisClient.js';
@@ -50,8 +50,8 @@ export const REDIS_STREAM_SINK: SinkSpec<Sink> = {
   validate(sink) {
     const url = urlProblem(sink.url, ['redis:', 'rediss:']);
     if (url !== undefined) return url;
-    if (typeof sink.stream !== 'string' || sink.stream === '') return `needs a stream key, not ${JSON.stringify(sink.stream)}`;
-    if (sink.name !== undefined && (typeof sink.name !== 'string' || sink.name === '')) return `needs name as a non-empty string, not ${JSON.stringify(sink.name)}`;
+    if (!isName(sink.stream)) return `needs a stream key, not ${JSON.stringify(sink.stream)}`;
+    if (sink.name !== undefined && !isName(sink.name)) return `needs name as a non-empty string, not ${JSON.stringify(sink.name)}`;
     return countProblem('maxLen', sink.maxLen) ?? countProblem('batchSize', sink.batchSize) ?? msProblem('connectTimeout', sink.connectTimeout);
   },
   open: (sink, context) => openRedisStreamSink(sink, context),
