@@ -85,6 +85,12 @@ export function notAFunction(name: string, value: unknown): string | undefined {
   return typeof value === 'function' ? undefined : `needs a function ${name}, not ${value === null ? 'null' : typeof value}`;
 }
 
+/** The keys of an operator of two inputs (`owner.keys`): a key function for each, input 0's first. */
+export function keyPairProblem(owner: string, keys: unknown): string | undefined {
+  if (!Array.isArray(keys) || keys.length !== 2) return 'needs keys: [a key function of input 0, one of input 1]';
+  return firstProblem(...[0, 1].map((i) => notAFunction(`${owner}.keys[${i}]`, keys[i])));
+}
+
 /** The first of the problems found, or undefined. */
 export function firstProblem(...problems: (string | undefined)[]): string | undefined {
   return problems.find((p) => p !== undefined);
