@@ -1,9 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { executionId, type TaskCounters, type TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
-import { networkCounters } from '../network/NetworkCounters.js';
+import { networkCounters } from '../network/networkThread/NetworkCounters.js';
 import { DEFAULT_METRICS_RETENTION_MS } from '../ServerOptions.js';
-import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
+import type { ShuffleEnvironment } from '../network/networkThread/ShuffleEnvironment.js';
+import type { TaskBufferStats } from '../network/networkThread/NetworkEnd.js';
 
 /** How long an ended task's series stay in /metrics, so that a scrape after its end still sees its totals. */
 

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import type { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../../src/network/consumer/InputGate.js';
-import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import type { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import type { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/networkThread/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import type { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import type { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { expect, test } from 'vitest';
 import { errorTable } from '../../src/errors/ErrorTable.js';
-import { decodeError, encodeError } from '../../src/network/thread/Handover.js';
+import { decodeError, encodeError } from '../../src/network/handover/Handover.js';
 import { codeOf, deserializeError, ERRORS, serializeError, SpillwayError, type ErrorCode } from '../../src/errors/Errors.js';
 
 test("the README's error table is the catalogue's, row for row (node scripts/error-table.mjs prints it)", () => {

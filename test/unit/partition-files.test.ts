@@ -8,12 +8,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
 import type { NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
-import type { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
-import { BroadcastSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import type { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ShuffleEnvironment } from '../../src/network/networkThread/ShuffleEnvironment.js';
+import { BroadcastSelector, RebalanceSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, MiB, readByChannel, tempDir, writeAll } from '../helpers/plane.js';
 import { eventually } from '../helpers/eventually.js';
 
