@@ -16,7 +16,7 @@ import { ShuffleEnvironment, type ChannelSource } from '../../src/network/networ
 import { BroadcastSelector, CustomSelector, KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
 import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import IN_MEMORY from '../fixtures/InMemoryPartitionType.js';
-import { KiB, MiB, readByChannel, tempDir, withSeed, writeAll } from '../helpers/plane.js';
+import { gateOver, KiB, MiB, readByChannel, tempDir, withSeed, writeAll } from '../helpers/plane.js';
 
 type Row = [producer: number, seq: number, text: string];
 
@@ -91,7 +91,7 @@ function gateOf(partitions: ResultPartition[], consumer: number, remote: boolean
     address: { partitionId: p.id, subpartition: consumer },
     remote: remote ? producerEnv.address : null,
   }));
-  const { gate, pool } = env.createInputGate(sources, `gate of consumer ${consumer}`);
+  const { gate, pool } = gateOver(env, sources, `gate of consumer ${consumer}`);
   return { gate, close: () => pool?.destroy() };
 }
 

@@ -1,7 +1,6 @@
 import type { CompressionCodec } from '../buffer/CompressionCodec.js';
 import { BufferPool } from '../buffer/BufferPool.js';
 import { NetworkBufferPool } from '../buffer/NetworkBufferPool.js';
-import { InputGate } from '../taskThread/consumer/InputGate.js';
 import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../InputChannel.js';
 import { LocalInputChannel } from './consumer/LocalInputChannel.js';
 import { RemoteInputChannel, type RemoteAddress } from './consumer/RemoteInputChannel.js';
@@ -61,7 +60,9 @@ export type ChannelSource = { address: SubpartitionAddress; remote: RemoteAddres
 
 /**
  * The data plane of one process: its network memory, partitions, data server and
- * connections, and the factory for partitions and input gates built from them.
+ * connections, and the factory for partitions and input channels built from them.
+ * It runs in the network thread; a task thread's InputGate reads these channels
+ * through the handover (NetworkEnd), never directly.
  */
 export class ShuffleEnvironment {
   readonly buffers: NetworkBufferPool;
@@ -139,17 +140,6 @@ export class ShuffleEnvironment {
     const max = this.options.readBuffers ?? Math.max(4, Math.min(DEFAULT_READ_BUFFERS, Math.floor(this.buffers.totalSegments * READ_POOL_SHARE)));
     this.readPool ??= new BufferPool(this.buffers, 0, max, 'read pool of partitions on disk');
     return this.readPool;
-  }
-
-  /**
-   * A gate over the given channels; remote ones share one buffer pool of exclusive
-   * plus floating buffers, which the caller destroys once the gate is closed.
-   */
-  createInputGate(sources: ChannelSource[], name: string): { gate: InputGate; pool: BufferPool | null } {
-    const gate = new InputGate();
-    const pool = this.reserveGatePool(sources.length, name);
-    gate.setChannels(this.createInputChannels(sources, gate, pool));
-    return { gate, pool: pool.isDestroyed ? null : pool };
   }
 
   /**
