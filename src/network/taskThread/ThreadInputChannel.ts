@@ -1,6 +1,7 @@
 import type { NetworkBuffer } from '../buffer/NetworkBuffer.js';
 import { BufferQueue } from '../buffer/BufferQueue.js';
-import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../InputChannel.js';
+import type { ChannelAvailability, SubpartitionAddress } from '../InputChannel.js';
+import { InputChannelBase } from '../InputChannelBase.js';
 import { inFlightCopy } from '../buffer/InFlightCopy.js';
 import { isPriorityEvent } from '../Events.js';
 import { deserializeError, type SerializedError } from '../../errors/Errors.js';
@@ -9,32 +10,29 @@ import { deserializeError, type SerializedError } from '../../errors/Errors.js';
  * An input channel in a task thread: the network thread reads the subpartition
  * (locally or over TCP) and lends each buffer here by index, in order.
  */
-export class ThreadInputChannel implements InputChannel {
+export class ThreadInputChannel extends InputChannelBase {
   private readonly queue = new BufferQueue<NetworkBuffer>();
-  private error: Error | null = null;
-  private released = false;
   private overtaken: Buffer[] = [];
 
   constructor(
-    readonly channelIndex: number,
-    readonly address: SubpartitionAddress,
+    channelIndex: number,
+    address: SubpartitionAddress,
     private readonly gate: ChannelAvailability,
     private readonly onRequest: () => void,
     private readonly onRelease: () => void,
-  ) {}
+  ) {
+    super(channelIndex, address);
+  }
 
   requestSubpartition(): void {
     this.onRequest();
   }
 
-  pollNext(): NetworkBuffer | null {
-    if (this.error !== null) throw this.error;
+  protected nextBuffer(): NetworkBuffer | null {
     return this.queue.shift() ?? null;
   }
 
-  release(): void {
-    if (this.released) return;
-    this.released = true;
+  protected freeHeld(): void {
     for (const buffer of this.queue.drain()) buffer.recycle();
     this.onRelease();
   }

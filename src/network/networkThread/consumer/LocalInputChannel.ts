@@ -1,7 +1,8 @@
 import type { NetworkBuffer } from '../../buffer/NetworkBuffer.js';
 import { PartitionNotFoundError, type ResultPartitionManager } from '../partition/ResultPartitionManager.js';
 import type { ResultSubpartitionView } from '../partition/ResultSubpartition.js';
-import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../../InputChannel.js';
+import type { ChannelAvailability, SubpartitionAddress } from '../../InputChannel.js';
+import { InputChannelBase } from '../../InputChannelBase.js';
 import { networkCounters } from '../NetworkCounters.js';
 import { SpillwayError } from '../../../errors/Errors.js';
 
@@ -16,35 +17,32 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY: RetryPolicy = { initialBackoffMs: 100, maxBackoffMs: 10_000, timeoutMs: 30_000 };
 
 /** Reads a subpartition in the same process: the producer's buffers are handed over, never copied. */
-export class LocalInputChannel implements InputChannel {
+export class LocalInputChannel extends InputChannelBase {
   private view: ResultSubpartitionView | null = null;
-  private error: Error | null = null;
-  private released = false;
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    readonly channelIndex: number,
-    readonly address: SubpartitionAddress,
+    channelIndex: number,
+    address: SubpartitionAddress,
     private readonly partitions: ResultPartitionManager,
     private readonly gate: ChannelAvailability,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
     private readonly where = 'this TaskManager',
-  ) {}
+  ) {
+    super(channelIndex, address);
+  }
 
   requestSubpartition(): void {
     this.attempt(Date.now(), this.retry.initialBackoffMs);
   }
 
-  pollNext(): NetworkBuffer | null {
-    if (this.error !== null) throw this.error;
+  protected nextBuffer(): NetworkBuffer | null {
     const buffer = this.view === null ? null : this.view.pollNext();
     if (buffer !== null) networkCounters.localBytes += buffer.size;
     return buffer;
   }
 
-  release(): void {
-    if (this.released) return;
-    this.released = true;
+  protected freeHeld(): void {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.view?.release();
   }

@@ -8,7 +8,8 @@ import type { PartitionReceiver } from '../transport/PartitionReceiver.js';
 import type { PeerConnection } from '../transport/PeerConnection.js';
 import { ErrorKind } from '../transport/Protocol.js';
 import { formatAddress, type RemoteAddress } from '../transport/RemoteAddress.js';
-import type { ChannelAvailability, InputChannel, SubpartitionAddress } from '../../InputChannel.js';
+import type { ChannelAvailability, SubpartitionAddress } from '../../InputChannel.js';
+import { InputChannelBase } from '../../InputChannelBase.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './LocalInputChannel.js';
 import { codeOf, SpillwayError, type ErrorCode } from '../../../errors/Errors.js';
 
@@ -30,7 +31,7 @@ export interface RemoteInputChannelOptions {
  * returns to the pool when the backlog no longer needs it. Buffers carry sequence
  * numbers: a gap fails the channel, nothing is lost silently.
  */
-export class RemoteInputChannel implements InputChannel, PartitionReceiver, BufferRecycler {
+export class RemoteInputChannel extends InputChannelBase implements PartitionReceiver, BufferRecycler {
   private readonly exclusive: number;
   private readonly retry: RetryPolicy;
   private readonly where: string;
@@ -48,8 +49,6 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   private requested = false;
   /** End of partition arrived: the request is over on both ends. */
   private ended = false;
-  private released = false;
-  private error: Error | null = null;
   private firstRequestAt = 0;
   private backoff = 0;
   private attempts = 0;
@@ -61,14 +60,15 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
   private incomingSize = 0;
 
   constructor(
-    readonly channelIndex: number,
-    readonly address: SubpartitionAddress,
+    channelIndex: number,
+    address: SubpartitionAddress,
     private readonly remote: RemoteAddress,
     private readonly connections: ConnectionManager,
     private readonly gate: ChannelAvailability,
     private readonly pool: BufferPool,
     options: RemoteInputChannelOptions = {},
   ) {
+    super(channelIndex, address);
     this.exclusive = options.exclusiveBuffers ?? 2;
     this.retry = options.retry ?? DEFAULT_RETRY;
     // Without an exclusive buffer the first request would carry no credit and nothing could ever flow.
@@ -82,14 +82,11 @@ export class RemoteInputChannel implements InputChannel, PartitionReceiver, Buff
     this.takeExclusiveBuffers();
   }
 
-  pollNext(): NetworkBuffer | null {
-    if (this.error !== null) throw this.error;
+  protected nextBuffer(): NetworkBuffer | null {
     return this.received.shift() ?? null;
   }
 
-  release(): void {
-    if (this.released) return;
-    this.released = true;
+  protected freeHeld(): void {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.endRequest(!this.ended && this.error === null);
     // A buffer half received: the connection no longer writes into it (unregistered, or closed).
