@@ -44,6 +44,23 @@ export default tseslint.config(
     },
   },
   {
+    // The two threads of a TaskManager meet only in what sits at the top of src/network/ (buffers, the handover, events,
+    // the channel and writer contracts): a task thread's class never reaches into the network thread's, nor the reverse.
+    files: ['src/network/**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './src/network/taskThread', from: './src/network/networkThread', message: 'the task thread reads the network thread only through src/network/handover/' },
+            { target: './src/network/networkThread', from: './src/network/taskThread', message: 'the network thread reaches the task thread only through src/network/handover/' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The web UI runs in the browser.
     files: ['ui/**/*.js'],
     languageOptions: {

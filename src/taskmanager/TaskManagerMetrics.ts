@@ -1,9 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { executionId, type TaskCounters, type TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
-import { networkCounters } from '../network/NetworkCounters.js';
+import { networkCounters } from '../network/networkThread/NetworkCounters.js';
 import { DEFAULT_METRICS_RETENTION_MS } from '../ServerOptions.js';
-import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
+import type { ShuffleEnvironment } from '../network/networkThread/ShuffleEnvironment.js';
+import type { TaskBufferStats } from '../network/networkThread/NetworkEnd.js';
 
 /** A task as the metrics see it: its ids, counters and buffers, read at scrape time. */
 export interface MeteredTask {

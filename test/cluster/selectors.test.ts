@@ -5,8 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
 import {
   BroadcastSelector,
   CustomSelector,
@@ -16,11 +16,11 @@ import {
   RangeSelector,
   RebalanceSelector,
   type ChannelSelector,
-} from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+} from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, writeAll } from '../helpers/plane.js';
 
-const DIST_SELECTOR = fileURLToPath(new URL('../../dist/src/network/writer/ChannelSelector.js', import.meta.url));
+const DIST_SELECTOR = fileURLToPath(new URL('../../dist/src/network/taskThread/writer/ChannelSelector.js', import.meta.url));
 
 type JsonKey = string | number | JsonKey[] | { [key: string]: JsonKey };
 

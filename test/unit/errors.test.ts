@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { decodeError, encodeError } from '../../src/network/thread/Handover.js';
+import { decodeError, encodeError } from '../../src/network/handover/Handover.js';
 import { codeOf, deserializeError, ERRORS, serializeError, SpillwayError, type ErrorCode } from '../../src/errors/Errors.js';
 
 test('every code is SPW_ERR_ in capitals, with a status of 4xx or 5xx and a meaning', () => {

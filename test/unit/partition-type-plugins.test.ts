@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { loadPartitionTypes, registerPartitionType } from '../../src/network/partition/PartitionTypes.js';
-import type { PartitionType } from '../../src/network/partition/PartitionType.js';
+import { loadPartitionTypes, registerPartitionType } from '../../src/network/networkThread/partition/PartitionTypes.js';
+import type { PartitionType } from '../../src/network/networkThread/partition/PartitionType.js';
 import { tempDir } from '../helpers/plane.js';
 
 const { dir, remove } = tempDir('partition-type-plugins');

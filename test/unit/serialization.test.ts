@@ -2,8 +2,8 @@ import { Packr } from 'msgpackr';
 import { describe, expect, test } from 'vitest';
 import { NetworkBuffer, type BufferRecycler } from '../../src/network/buffer/NetworkBuffer.js';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { NEED_MORE, RecordDeserializer } from '../../src/network/serialization/RecordDeserializer.js';
-import { LENGTH_BYTES, RecordSerializer } from '../../src/network/serialization/RecordSerializer.js';
+import { NEED_MORE, RecordDeserializer } from '../../src/network/taskThread/serialization/RecordDeserializer.js';
+import { LENGTH_BYTES, RecordSerializer } from '../../src/network/taskThread/serialization/RecordSerializer.js';
 import { KiB, MiB, seedCount, withSeed } from '../helpers/plane.js';
 import { RecordGenerator, Soup, firstDifference, firstSequenceDifference, type Random } from '../helpers/records.js';
 

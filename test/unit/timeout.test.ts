@@ -2,13 +2,13 @@ import { afterEach, describe, expect, test, vi } from 'vitest';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import type { NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import type { ResultSubpartitionView } from '../../src/network/partition/ResultSubpartition.js';
-import { NEED_MORE, RecordDeserializer } from '../../src/network/serialization/RecordDeserializer.js';
-import { ForwardSelector } from '../../src/network/writer/ChannelSelector.js';
-import { DEFAULT_BUFFER_TIMEOUT, RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import type { ResultSubpartitionView } from '../../src/network/networkThread/partition/ResultSubpartition.js';
+import { NEED_MORE, RecordDeserializer } from '../../src/network/taskThread/serialization/RecordDeserializer.js';
+import { ForwardSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { DEFAULT_BUFFER_TIMEOUT, RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate } from '../helpers/plane.js';
 
 afterEach(() => {

@@ -8,8 +8,8 @@ import { checkpointOptions, checkpointsSchema, type CheckpointOptions } from '..
 import type { JobLoader } from '../../job/JobLoader.js';
 import { checkSources } from '../../connectors/Sources.js';
 import { compressionCodec } from '../../network/buffer/CompressionCodec.js';
-import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../../network/partition/PartitionTypes.js';
-import { DEFAULT_BUFFER_TIMEOUT } from '../../network/writer/RecordWriter.js';
+import { hasPartitionType, partitionType, UnknownPartitionTypeError } from '../../network/networkThread/partition/PartitionTypes.js';
+import { DEFAULT_BUFFER_TIMEOUT } from '../../network/taskThread/writer/RecordWriter.js';
 import type { JobReference } from '../../rpc/TaskDeployment.js';
 import type { JobSubmission } from '../jobs/Job.js';
 import { ModuleSandbox } from './ModuleSandbox.js';

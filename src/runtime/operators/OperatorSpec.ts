@@ -34,7 +34,7 @@ export interface InputsStep {
 
 /**
  * What the engine knows of an operator kind, in one file per kind (as a partition type
- * carries its behaviour, src/network/partition/PartitionType.ts): validation, the
+ * carries its behaviour, src/network/networkThread/partition/PartitionType.ts): validation, the
  * planner, the memory budget and the task ask the spec, never the operator's shape.
  * Registered in src/runtime/operators/Operators.ts.
  */
