@@ -1,4 +1,4 @@
-import type { ErrorCode, SerializedError } from '../../errors/Errors.js';
+import type { SerializedError } from '../../errors/Errors.js';
 import type { ValidatedJob } from '../../job/ValidatedJob.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
@@ -11,6 +11,9 @@ import type { WatermarkProgress } from './EventTimeView.js';
 import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 import type { RestartStrategy } from '../failover/RestartStrategy.js';
 import type { SplitAssigner } from '../../connectors/SplitAssigner.js';
+import type { JobException } from './JobException.js';
+
+export type { JobException };
 
 /** A job as submitted: what to run, how wide, over which exchanges, and how to restart. */
 export interface JobSubmission {
@@ -35,16 +38,6 @@ export interface JobSubmission {
    * pending file or sink commit of one leader's checkpoint is taken for another's.
    */
   firstCheckpointId?: number;
-}
-
-/** One failure of a task attempt, as GET /jobs/:id/exceptions lists it. */
-export interface JobException {
-  time: number;
-  task: string;
-  attempt: number;
-  taskManager: string;
-  code: ErrorCode;
-  message: string;
 }
 
 /** Regions reset for a restart, deployed again once the restart delay passed and their slots are on live TaskManagers. */
