@@ -1,4 +1,4 @@
-import { type JobDefinition, type StageDefinition } from './JobDefinition.js';
+import type { JobDefinition, StageDefinition } from './JobDefinition.js';
 import { isBounded, validateJob } from './JobValidation.js';
 
 /** Held only by a job that went through `validatedJob`: a type-level mark, nothing at run time. */

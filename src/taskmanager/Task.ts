@@ -1,6 +1,6 @@
 import { sourceSpec } from '../connectors/Sources.js';
 import type { SourceContext } from '../connectors/SourceSpec.js';
-import { type JobDefinition, type KeyFn, type StageDefinition } from '../job/JobDefinition.js';
+import type { JobDefinition, KeyFn, StageDefinition } from '../job/JobDefinition.js';
 import { assignsTimestamps, isBounded, normalizeStage, timestampedStages } from '../job/JobValidation.js';
 import type { TaskCheckpointConfig, TaskCounters, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import { SpillwayError } from '../errors/Errors.js';

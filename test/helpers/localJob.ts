@@ -2,7 +2,7 @@ import { SpillwayError } from '../../src/errors/Errors.js';
 import { sourceSpec } from '../../src/connectors/Sources.js';
 import type { HeldSplits } from '../../src/connectors/SourceSpec.js';
 import { SplitAssigner, type AssignerSnapshot } from '../../src/connectors/SplitAssigner.js';
-import { type JobDefinition, type StageDefinition } from '../../src/job/JobDefinition.js';
+import type { JobDefinition, StageDefinition } from '../../src/job/JobDefinition.js';
 import { validateJob } from '../../src/job/JobValidation.js';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
