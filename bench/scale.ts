@@ -11,6 +11,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { JobDefinition } from '../src/job/JobDefinition.js';
 import type { TaskManagerInfo } from '../src/jobmanager/cluster/TaskManagerRegistry.js';
+import { validatedJob } from '../src/job/ValidatedJob.js';
 import { ExecutionGraph } from '../src/jobmanager/scheduler/ExecutionGraph.js';
 import { PartitionTracker } from '../src/jobmanager/scheduler/PartitionTracker.js';
 import { regionsToRestart } from '../src/jobmanager/scheduler/PipelinedRegions.js';
@@ -62,7 +63,7 @@ export function measureControlPlane(width: number, exchange: Exchange): ControlP
   gc();
   const heap = process.memoryUsage().heapUsed;
   let t = performance.now();
-  const graph = new ExecutionGraph('job-wide', TWO_STAGES, width, partitionType(exchange), null, { builtin: 'synthetic', params: {} }, taskManagers, 100);
+  const graph = new ExecutionGraph('job-wide', validatedJob(TWO_STAGES, width), partitionType(exchange), null, { builtin: 'synthetic', params: {} }, taskManagers, 100);
   const buildMs = performance.now() - t;
   t = performance.now();
   const tracker = new PartitionTracker();

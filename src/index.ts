@@ -24,7 +24,8 @@ export type { KeyedStateAccess, ListState, MapState, ValueState } from './runtim
 export type { ExchangeScalar, Exchangeable, Key, NotExchangeable } from './job/api/Exchangeable.js';
 export type { ExchangeOptions, PartitionTypeName } from './job/api/JobPlan.js';
 export type { JobParams, JobFactory } from './job/api/JobFactory.js';
-export { InvalidJobError, validateJob } from './job/JobDefinition.js';
+export { InvalidJobError } from './job/JobDefinition.js';
+export { validateJob } from './job/JobValidation.js';
 export type {
   CombineByKey,
   JobDefinition,

@@ -1,6 +1,8 @@
 import { SpillwayError } from '../errors/Errors.js';
-import type { SinkOf } from '../job/JobDefinition.js';
 import type { SinkContext, SinkSpec, SinkWriter } from './SinkSpec.js';
+
+/** Records go to the JobManager: GET /jobs/:id/result. */
+export type CollectSinkDefinition = { kind: 'collect' };
 
 /** The part of a checkpointed collect sink's records after its last checkpoint, sent when its bounded input ends: a repeat replaces it. */
 export const FINAL_PART = 2 ** 31 - 1;
@@ -46,7 +48,7 @@ function limit(): SpillwayError {
   return new SpillwayError('SPW_ERR_COLLECT_LIMIT', `a collect sink holds at most ${MAX_COLLECTED_RECORDS} records; give the job an output folder`);
 }
 
-export const COLLECT_SINK: SinkSpec<SinkOf<'collect'>> = {
+export const COLLECT_SINK: SinkSpec<CollectSinkDefinition> = {
   kind: 'collect',
   validate: () => undefined,
   async open(_sink, context) {

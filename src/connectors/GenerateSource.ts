@@ -1,12 +1,14 @@
-import type { SourceOf } from '../job/JobDefinition.js';
 import { notAFunction } from '../runtime/operators/OperatorSpec.js';
 import { ownPosition, type SourceSpec } from './SourceSpec.js';
+
+/** Records a function generates for subtask i of n. */
+export type GenerateSourceDefinition = { kind: 'generate'; generate: (subtask: number, parallelism: number) => Iterable<unknown> };
 
 /** Records between two turns of the task thread's event loop (flush timers, partition requests, a cancel). */
 const RECORDS_PER_TURN = 4096;
 
 /** `{ kind: 'generate', generate(subtask, parallelism) }`: the records a function yields for each subtask. */
-export const GENERATE_SOURCE: SourceSpec<SourceOf<'generate'>> = {
+export const GENERATE_SOURCE: SourceSpec<GenerateSourceDefinition> = {
   kind: 'generate',
   validate: (source) => notAFunction('generate', source.generate),
   bounded: () => true,

@@ -1,4 +1,4 @@
-import type { Sink } from '../job/JobDefinition.js';
+import type { KindSpec } from '../job/KindRegistry.js';
 
 /** A sink's writer in one task: records in, then end (all written) or abort (nothing kept). */
 export interface SinkWriter {
@@ -56,7 +56,7 @@ export interface SinkContext {
  * What the engine knows of a sink kind, one file a kind: its writer in the task, and
  * what the JobManager does with its output when the job ends. Registered in Sinks.ts.
  */
-export interface SinkSpec<K extends Sink = Sink> {
+export interface SinkSpec<K extends KindSpec = KindSpec> {
   readonly kind: K['kind'];
   /** The sink's own fields: what is wrong with them, as the end of a sentence, or undefined. */
   validate(sink: K): string | undefined;

@@ -1,5 +1,5 @@
 import { SpillwayError } from '../errors/Errors.js';
-import type { Source } from '../job/JobDefinition.js';
+import type { KindSpec } from '../job/KindRegistry.js';
 import type { SplitSupply } from './SplitAssigner.js';
 
 /**
@@ -56,7 +56,7 @@ export interface SourceContext {
  * src/runtime/operators): validation, the JobManager's split assignment and the task's
  * reader ask the spec, never the source's shape. Registered in Sources.ts.
  */
-export interface SourceSpec<S extends Source = Source> {
+export interface SourceSpec<S extends KindSpec = KindSpec> {
   readonly kind: S['kind'];
   /** The source's own fields: what is wrong with them, as the end of a sentence, or undefined. */
   validate(source: S): string | undefined;

@@ -1,10 +1,8 @@
 /**
- * The registry of source kinds: one spec per kind, each in a file of its own. A new
- * source is its spec's file, its shape in JobDefinition's `Source` union, and its line
- * here (the compiler checks that every kind of the union has one).
+ * The registry of source kinds: one spec per kind, each in a file of its own with the
+ * shape of its definition. A new source is its spec's file and its registration here.
  */
-import { InvalidJobError } from '../job/InvalidJobError.js';
-import type { Source, SourceKind, SourceOf, StageDefinition } from '../job/JobDefinition.js';
+import { KindRegistry } from '../job/KindRegistry.js';
 import { CSV_SOURCE } from './csv/CsvSource.js';
 import { GENERATE_SOURCE } from './GenerateSource.js';
 import { JSON_LINES_SOURCE } from './jsonLines/JsonLinesSource.js';
@@ -15,26 +13,30 @@ import { REDIS_STREAM_SOURCE } from './redis/RedisStreamSource.js';
 import type { SourceSpec } from './SourceSpec.js';
 import { TEXT_SOURCE } from './text/TextSource.js';
 
-const SPECS: { readonly [K in SourceKind]: SourceSpec<SourceOf<K>> } = {
-  text: TEXT_SOURCE,
-  generate: GENERATE_SOURCE,
-  jsonLines: JSON_LINES_SOURCE,
-  csv: CSV_SOURCE,
-  parquet: PARQUET_SOURCE,
-  nexmark: NEXMARK_SOURCE,
-  redisStream: REDIS_STREAM_SOURCE,
-  postgres: POSTGRES_SOURCE,
-};
+/** The built-in sources, each registered below; `Source` is the union of their definitions. */
+const BUILTIN_SOURCES = [TEXT_SOURCE, GENERATE_SOURCE, JSON_LINES_SOURCE, CSV_SOURCE, PARQUET_SOURCE, NEXMARK_SOURCE, REDIS_STREAM_SOURCE, POSTGRES_SOURCE] as const;
 
-export const SOURCE_KINDS = Object.keys(SPECS) as SourceKind[];
+/** Where a stage's records come from, told apart by its `kind`: the definition of a registered spec. */
+export type Source = DefinitionOf<(typeof BUILTIN_SOURCES)[number]>;
+
+/** The kinds of source; what each means to the engine is its spec. */
+export type SourceKind = Source['kind'];
+export type SourceOf<K extends SourceKind> = Extract<Source, { kind: K }>;
+
+type DefinitionOf<S> = S extends SourceSpec<infer D> ? D : never;
+
+const SOURCES = new KindRegistry<SourceSpec<Source>>('source');
+for (const spec of BUILTIN_SOURCES) SOURCES.register(spec as SourceSpec<Source>);
+
+export const SOURCE_KINDS = SOURCES.kinds as SourceKind[];
 
 /** The spec of a normalized source. */
 export function sourceSpec<S extends Source>(source: S): SourceSpec<S> {
-  return SPECS[source.kind] as unknown as SourceSpec<S>;
+  return SOURCES.spec(source.kind) as unknown as SourceSpec<S>;
 }
 
 /** At submission, in the JobManager: what each source of the (validated) stages reads is there; throws a coded error if not. */
-export function checkSources(stages: readonly StageDefinition[]): void {
+export function checkSources(stages: readonly { source?: Source }[]): void {
   for (const { source } of stages) if (source !== undefined) sourceSpec(source).check?.(source);
 }
 
@@ -43,19 +45,5 @@ export function checkSources(stages: readonly StageDefinition[]): void {
  * are given theirs. Refuses anything else with SPW_ERR_INVALID_JOB naming the known kinds.
  */
 export function normalizeSource(source: unknown): Source {
-  return normalizeKind(source, SPECS, 'source', SOURCE_KINDS) as Source;
-}
-
-/** `value` with its `kind`: as it is if it has a registered one, or the one registered kind among its keys. */
-export function normalizeKind(value: unknown, specs: object, what: string, kinds: readonly string[]): { kind: string } {
-  const refuse = (how: string): InvalidJobError => new InvalidJobError(`unknown ${what} ${how}: a ${what} is one of the kinds ${kinds.join(', ')}`);
-  if (value === null || typeof value !== 'object') throw refuse(JSON.stringify(value) ?? String(value));
-  const { kind } = value as { kind?: unknown };
-  if (kind !== undefined) {
-    if (typeof kind !== 'string' || !Object.hasOwn(specs, kind)) throw refuse(`kind ${JSON.stringify(kind)}`);
-    return value as { kind: string };
-  }
-  const keys = Object.keys(value).filter((key) => Object.hasOwn(specs, key));
-  if (keys.length !== 1) throw refuse(`with the fields ${JSON.stringify(Object.keys(value))}`);
-  return { kind: keys[0], ...value };
+  return SOURCES.normalize(source) as Source;
 }

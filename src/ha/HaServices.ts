@@ -1,13 +1,6 @@
 import type { ErrorCode } from '../errors/Errors.js';
 import type { LeaderElection } from './LeaderElection.js';
 
-/** The leader as the store has it: where it is reached, its fencing epoch, and since when it leads (epoch ms). */
-export interface LeaderInfo {
-  url: string;
-  epoch: number;
-  since: number;
-}
-
 /** A submitted job as the job store keeps it: enough for a new leader to run it again under its id. */
 export interface StoredJob {
   id: string;

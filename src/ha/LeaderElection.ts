@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { log } from '../Logger.js';
 import type { Fence } from './Fence.js';
-import type { LeaderInfo } from './HaServices.js';
+import type { LeaderInfo } from './LeaderInfo.js';
 
 /** --ha-renew-interval: how often the leader renews its lease, and standbys look at it. */
 export const DEFAULT_RENEW_INTERVAL_MS = 500;

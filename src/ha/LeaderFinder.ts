@@ -1,6 +1,6 @@
 import { SpillwayError } from '../errors/Errors.js';
 import { callJson } from '../rpc/HttpClient.js';
-import type { LeaderInfo } from './HaServices.js';
+import type { LeaderInfo } from './LeaderInfo.js';
 
 /** How long one JobManager may take to say who leads. */
 const ASK_TIMEOUT_MS = 1000;

@@ -3,7 +3,7 @@
  * (src/runtime/operators) and how records go on to the next step. Runs in a task
  * thread, a closure call per record per operator: keep the per-record path flat.
  */
-import type { KeyFn } from '../job/JobDefinition.js';
+import type { KeyFn } from '../job/KeyFn.js';
 import type { SpillingFold } from './memory/KeyPartitions.js';
 import { stateKey } from './state/KeyedState.js';
 

@@ -1,5 +1,5 @@
 import { SpillwayError } from '../errors/Errors.js';
-import type { KeyFn } from '../job/JobDefinition.js';
+import type { KeyFn } from '../job/KeyFn.js';
 import type { Chain } from './Chain.js';
 import type { OperatorContext } from './operators/OperatorSpec.js';
 import type { ProcessContext, TimerAccess, TimerContext } from './operators/ProcessFunction.js';

@@ -1,6 +1,7 @@
 import { sourceSpec } from '../connectors/Sources.js';
 import type { SourceContext } from '../connectors/SourceSpec.js';
-import { isBounded, normalizeStage, timestampedStages, type JobDefinition, type KeyFn, type StageDefinition } from '../job/JobDefinition.js';
+import type { JobDefinition, KeyFn, StageDefinition } from '../job/JobDefinition.js';
+import { assignsTimestamps, isBounded, normalizeStage, timestampedStages } from '../job/JobValidation.js';
 import type { TaskCheckpointConfig, TaskCounters, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import { SpillwayError } from '../errors/Errors.js';
 import type { InputGate } from '../network/taskThread/consumer/InputGate.js';
@@ -379,7 +380,7 @@ export class Task {
     });
     const output = this.output!;
     // A stage that assigns timestamps makes its own watermarks: those of its inputs stop here.
-    const ownWatermarks = this.operators.some((op) => op.kind === 'assignTimestamps');
+    const ownWatermarks = this.operators.some(assignsTimestamps);
     const handler: InputHandler = {
       record: step.push,
       watermark: ownWatermarks ? null : step.watermark,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { JobBuilder } from '../../src/job/api/JobBuilder.js';
-import { InvalidJobError, validateJob, type JobDefinition, type Operator, type StageDefinition } from '../../src/job/JobDefinition.js';
+import { InvalidJobError, type JobDefinition, type Operator, type StageDefinition } from '../../src/job/JobDefinition.js';
+import { validateJob } from '../../src/job/JobValidation.js';
 import { join } from '../../src/job/builtins/Join.js';
 import { keyedCombine } from '../../src/job/builtins/KeyedCombine.js';
 import { sort } from '../../src/job/builtins/Sort.js';

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { JobDefinition, StageDefinition } from '../../src/job/JobDefinition.js';
+import { validatedJob } from '../../src/job/ValidatedJob.js';
 import { ExecutionGraph } from '../../src/jobmanager/scheduler/ExecutionGraph.js';
 import { PartitionTracker } from '../../src/jobmanager/scheduler/PartitionTracker.js';
 import type { TaskManagerInfo } from '../../src/jobmanager/cluster/TaskManagerRegistry.js';
@@ -27,7 +28,7 @@ function stage(name: string, from?: string, exchange?: string): StageDefinition 
 }
 
 function graph(definition: JobDefinition, exchange = 'pipelined'): ExecutionGraph {
-  return new ExecutionGraph('job-1', definition, 2, partitionType(exchange), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+  return new ExecutionGraph('job-1', validatedJob(definition, 2), partitionType(exchange), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
 }
 
 /** a -pipelined-> b -hybrid-> c -sort-merge-> d -pipelined-> e */
@@ -97,13 +98,13 @@ describe('regions and deployment order from partition types', () => {
       stages: [stage('a'), stage('b', 'a', 'sort-merge'), { ...stage('c', 'b'), sink: { kind: 'collect' } }],
     };
     definition.stages[1].inputs![0].compression = 'brotli';
-    const g = new ExecutionGraph('job-2', definition, 2, partitionType('pipelined'), 'snappy', { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+    const g = new ExecutionGraph('job-2', validatedJob(definition, 2), partitionType('pipelined'), 'snappy', { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
     expect(g.edges.map((e) => [e.type.name, e.compression])).toEqual([
       ['sort-merge', 'brotli'],
       ['pipelined', null],
     ]);
     definition.stages[1].inputs![0].compression = true;
-    const byDefault = new ExecutionGraph('job-3', definition, 2, partitionType('blocking'), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
+    const byDefault = new ExecutionGraph('job-3', validatedJob(definition, 2), partitionType('blocking'), null, { builtin: 'x', params: {} }, TASK_MANAGERS, 100);
     expect(byDefault.edges.map((e) => [e.type.name, e.compression])).toEqual([
       ['sort-merge', 'snappy'],
       ['blocking', null],

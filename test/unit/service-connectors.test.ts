@@ -14,7 +14,8 @@ import { compareIds } from '../../src/connectors/redis/RedisClient.js';
 import { commitKey, entryFields } from '../../src/connectors/redis/RedisStreamSink.js';
 import { redactUrl } from '../../src/connectors/ServiceConnection.js';
 import { JobBuilder } from '../../src/job/api/JobBuilder.js';
-import { isBounded, validateJob, type JobDefinition, type SourceOf } from '../../src/job/JobDefinition.js';
+import type { JobDefinition, SourceOf } from '../../src/job/JobDefinition.js';
+import { isBounded, validateJob } from '../../src/job/JobValidation.js';
 
 const REDIS = 'redis://127.0.0.1:6379';
 const PG = 'postgres://postgres@127.0.0.1:5432/test';

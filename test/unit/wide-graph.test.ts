@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { JobDefinition, StageDefinition } from '../../src/job/JobDefinition.js';
+import { validatedJob } from '../../src/job/ValidatedJob.js';
 import { ExecutionGraph } from '../../src/jobmanager/scheduler/ExecutionGraph.js';
 import { PartitionTracker } from '../../src/jobmanager/scheduler/PartitionTracker.js';
 import { regionsToRestart } from '../../src/jobmanager/scheduler/PipelinedRegions.js';
@@ -30,7 +31,7 @@ const WIDTH = 10_000;
 const TMS = taskManagers(1000, 10);
 
 function wide(exchange: string): ExecutionGraph {
-  return new ExecutionGraph('job-w', TWO_STAGES, WIDTH, partitionType(exchange), null, { builtin: 'x', params: {} }, TMS, 100);
+  return new ExecutionGraph('job-w', validatedJob(TWO_STAGES, WIDTH), partitionType(exchange), null, { builtin: 'x', params: {} }, TMS, 100);
 }
 
 describe('a job of two 10,000-wide stages joined all-to-all, on 1,000 TaskManagers', () => {
@@ -141,7 +142,7 @@ test('at small widths, regions and restart sets are those of the per-pair model,
     for (let i = 1; i <= depth; i++) stages.push({ ...stage(`s${i}`, `s${i - 1}`, next() < 0.4), ...(i === depth ? { sink: { kind: 'discard' } } : {}) });
     for (const s of stages.slice(1)) s.inputs![0].exchange = kinds[Math.floor(next() * kinds.length)];
     const parallelism = 1 + Math.floor(next() * 4);
-    const g = new ExecutionGraph(`job-${seed}`, { name: 'g', stages }, parallelism, partitionType('pipelined'), null, { builtin: 'x', params: {} }, taskManagers(2, 4), 100);
+    const g = new ExecutionGraph(`job-${seed}`, validatedJob({ name: 'g', stages }, parallelism), partitionType('pipelined'), null, { builtin: 'x', params: {} }, taskManagers(2, 4), 100);
     const reference = pairReference(g);
     expect(g.regions, `seed ${seed}`).toEqual(reference.regions);
     const failed = [Math.floor(next() * g.regions.length)];

@@ -1,12 +1,14 @@
 import type Papa from 'papaparse';
-import type { SinkOf } from '../../job/JobDefinition.js';
 import { openLineSink, type LineFormat } from '../LineFiles.js';
 import { abortPartFiles, commitPartFiles } from '../PartFiles.js';
 import type { SinkSpec } from '../SinkSpec.js';
 import { characterProblem } from './CsvOptions.js';
 import { DEFAULT_DELIMITER } from './CsvSplits.js';
 
-type CsvSink = SinkOf<'csv'>;
+/** One file per subtask, RFC 4180 CSV: object records by `columns` (default: the first record's keys), arrays as they are. */
+export type CsvSinkDefinition = { kind: 'csv'; path: string; header?: boolean; columns?: string[]; delimiter?: string };
+
+type CsvSink = CsvSinkDefinition;
 
 const WHAT = 'the CSV sink';
 

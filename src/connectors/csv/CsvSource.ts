@@ -1,18 +1,25 @@
 import fs from 'node:fs';
 import { isAscii } from 'node:buffer';
 import { SpillwayError } from '../../errors/Errors.js';
-import type { SourceOf } from '../../job/JobDefinition.js';
-import { MalformedInputError, onErrorProblem } from '../MalformedInput.js';
+import { MalformedInputError, onErrorProblem, type OnError } from '../MalformedInput.js';
 import { forEachSplit, type SourceContext, type SourceSpec } from '../SourceSpec.js';
 import { ByteRangeSupply, listInputFiles, resumeTextSplit, type Resumable, type TextSplit } from '../text/TextSplits.js';
 import { CsvColumns } from './CsvColumns.js';
-import { characterProblem, columnTypesProblem } from './CsvOptions.js';
+import { characterProblem, columnTypesProblem, type CsvColumnTypes } from './CsvOptions.js';
 import { BadRecord, CsvRecords } from './CsvRecords.js';
 import { CsvScanner } from './CsvScanner.js';
 import { DEFAULT_DELIMITER, DEFAULT_QUOTE, QuoteParityAligner, readRecordChunks, type RecordChunk } from './CsvSplits.js';
 import { FieldKind, type FieldKinds } from './FieldKind.js';
 
-type CsvSource = SourceOf<'csv'>;
+/**
+ * CSV (RFC 4180: quoted fields may hold delimiters, doubled quotes and newlines),
+ * split across the subtasks at record boundaries. With `header` a record is an
+ * object keyed by the file's first record, else an array; fields are strings but
+ * where `columns` types them (an empty typed field is null).
+ */
+export type CsvSourceDefinition = { kind: 'csv'; path: string; header?: boolean; columns?: CsvColumnTypes; delimiter?: string; quote?: string; onError?: OnError };
+
+type CsvSource = CsvSourceDefinition;
 
 /** Records between two turns of the task thread's event loop. */
 const RECORDS_PER_TURN = 4096;

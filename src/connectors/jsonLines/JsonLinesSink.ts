@@ -1,9 +1,11 @@
 import { SpillwayError } from '../../errors/Errors.js';
-import type { SinkOf } from '../../job/JobDefinition.js';
-import { compressionProblem, extensionOf } from '../compression/Compression.js';
+import { compressionProblem, extensionOf, type Compression } from '../compression/Compression.js';
 import { openLineSink } from '../LineFiles.js';
 import { abortPartFiles, commitPartFiles } from '../PartFiles.js';
 import type { SinkSpec } from '../SinkSpec.js';
+
+/** One file per subtask, a record a line as JSON.stringify writes it; compressed, part-00000.gz or .zst. */
+export type JsonLinesSinkDefinition = { kind: 'jsonLines'; path: string; compression?: Compression };
 
 const WHAT = 'the JSON Lines sink';
 
@@ -33,7 +35,7 @@ function bigintsAsNumbers(_key: string, value: unknown): unknown {
 }
 
 /** `{ kind: 'jsonLines', path: folder, compression? }`: a file per subtask (`part-NNNNN`, `.gz` or `.zst` compressed), committed as the text sink's are. */
-export const JSON_LINES_SINK: SinkSpec<SinkOf<'jsonLines'>> = {
+export const JSON_LINES_SINK: SinkSpec<JsonLinesSinkDefinition> = {
   kind: 'jsonLines',
   validate: (sink) => (typeof sink.path === 'string' && sink.path !== '' ? compressionProblem(sink.compression) : 'needs a folder, path'),
   open: (sink, context) => openLineSink(sink.path, context, { what: WHAT, format: jsonLine, compression: sink.compression }),

@@ -1,8 +1,15 @@
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { compressionOfFile } from '../compression/Compression.js';
-import { MalformedInputError, newlinesIn, onErrorProblem } from '../MalformedInput.js';
+import { MalformedInputError, newlinesIn, onErrorProblem, type OnError } from '../MalformedInput.js';
 import { forEachSplit, type SourceSpec } from '../SourceSpec.js';
 import { ByteRangeSupply, listInputFiles, readLines, resumeTextSplit, type TextSplit } from '../text/TextSplits.js';
+
+/**
+ * JSON Lines: one record a line (JSON.parse), split across the subtasks as text is.
+ * A line that does not parse fails the job with SPW_ERR_MALFORMED_INPUT naming the
+ * file and the line (1-based, from the file's start), or with `onError: 'skip'` is
+ * skipped and counted in the task's `malformedRecords`. Empty lines are skipped.
+ */
+export type JsonLinesSourceDefinition = { kind: 'jsonLines'; path: string; onError?: OnError };
 
 /**
  * `{ kind: 'jsonLines', path, onError? }`: a record a line, JSON.parse'd, of a file, a
@@ -14,7 +21,7 @@ import { ByteRangeSupply, listInputFiles, readLines, resumeTextSplit, type TextS
  * it is skipped and counted in the task's `malformedRecords`. A checkpoint resumes a
  * split at a line, as text's do (a compressed file only at its start).
  */
-export const JSON_LINES_SOURCE: SourceSpec<SourceOf<'jsonLines'>> = {
+export const JSON_LINES_SOURCE: SourceSpec<JsonLinesSourceDefinition> = {
   kind: 'jsonLines',
   validate: (source) => (typeof source.path === 'string' && source.path !== '' ? onErrorProblem(source.onError) : 'needs a path'),
   bounded: () => true,

@@ -1,6 +1,8 @@
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { ownPosition, type SourceSpec } from '../SourceSpec.js';
-import { NexmarkGenerator } from './NexmarkGenerator.js';
+import { NexmarkGenerator, type NexmarkOptions } from './NexmarkGenerator.js';
+
+/** The Nexmark benchmark's events (src/connectors/nexmark/): unbounded without `events`; paced in wall time when `rate` is given. */
+export type NexmarkSourceDefinition = { kind: 'nexmark'; nexmark: NexmarkOptions };
 
 /** Events between two turns of the task thread's event loop when the generator runs as fast as it can. */
 const EVENTS_PER_TURN = 4096;
@@ -15,7 +17,7 @@ const PACE_SLACK_MS = 2;
  * generator in wall time, at that rate over all subtasks; without one it runs as fast
  * as it can.
  */
-export const NEXMARK_SOURCE: SourceSpec<SourceOf<'nexmark'>> = {
+export const NEXMARK_SOURCE: SourceSpec<NexmarkSourceDefinition> = {
   kind: 'nexmark',
   validate: ({ nexmark: options }) => {
     if (options === null || typeof options !== 'object') return 'needs its options, nexmark: { events, rate, seed }';

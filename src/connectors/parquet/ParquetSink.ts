@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { ParquetWriter, schemaFromColumnData } from 'hyparquet-writer';
 import { SpillwayError } from '../../errors/Errors.js';
-import type { SinkOf } from '../../job/JobDefinition.js';
 import { compressBlock, loadCompressor } from '../compression/Compressor.js';
 import { abortPartFiles, commitPartFiles, openPartSink, type PartFile } from '../PartFiles.js';
 import type { SinkSpec } from '../SinkSpec.js';
-import { PARQUET_COMPRESSIONS, schemaProblem, type ParquetCompression, type ParquetType } from './ParquetSchema.js';
+import { PARQUET_COMPRESSIONS, schemaProblem, type ParquetCompression, type ParquetSchema, type ParquetType } from './ParquetSchema.js';
 
-type ParquetSink = SinkOf<'parquet'>;
+/** One Parquet file per subtask, part-00000.parquet, of the columns `schema` names, in row groups of `rowGroupRows` rows (100,000). */
+export type ParquetSinkDefinition = { kind: 'parquet'; path: string; schema: ParquetSchema; compression?: ParquetCompression; rowGroupRows?: number };
+
+type ParquetSink = ParquetSinkDefinition;
 type Writer = ConstructorParameters<typeof ParquetWriter>[0];
 type BasicType = NonNullable<Parameters<typeof schemaFromColumnData>[0]['columnData'][number]['type']>;
 

@@ -1,12 +1,14 @@
 import type { FileMetaData } from 'hyparquet';
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { MalformedInputError } from '../MalformedInput.js';
 import { forEachSplit, type SourceSpec } from '../SourceSpec.js';
 import { listInputFiles } from '../text/TextSplits.js';
 import { loadHyparquet, ParquetFile } from './ParquetFiles.js';
 import { RowGroupSupply, type RowGroupSplit } from './RowGroupSupply.js';
 
-type ParquetSource = SourceOf<'parquet'>;
+/** Parquet: each row an object of its columns (`columns`: only these), the files' row groups handed out as splits. */
+export type ParquetSourceDefinition = { kind: 'parquet'; path: string; columns?: string[] };
+
+type ParquetSource = ParquetSourceDefinition;
 
 /** Records between two turns of the task thread's event loop. */
 const RECORDS_PER_TURN = 4096;

@@ -1,10 +1,13 @@
 import type { Client } from 'pg';
 import { SpillwayError } from '../../errors/Errors.js';
-import type { SinkOf } from '../../job/JobDefinition.js';
 import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
 import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectPostgres, quoteIdent, quoteName } from './PostgresClient.js';
+import type { PostgresWriteOptions } from './PostgresOptions.js';
+
+/** Each record a row of a PostgreSQL table, batched, upserted with `upsertKey`; exactly once with checkpoints (one transaction with a commit row per subtask). */
+export type PostgresSinkDefinition = ({ kind: 'postgres' } & PostgresWriteOptions);
 
 /** Rows per INSERT unless told `batchSize`. */
 export const DEFAULT_INSERT_BATCH = 1000;
@@ -13,7 +16,7 @@ export const POSTGRES_FLUSH_INTERVAL_MS = 200;
 /** The table of each sink subtask's last committed checkpoint unless told `commitTable`. */
 export const DEFAULT_COMMIT_TABLE = 'spillway_sink_commits';
 
-type Sink = SinkOf<'postgres'>;
+type Sink = PostgresSinkDefinition;
 
 const WHO = 'the PostgreSQL sink';
 

@@ -1,15 +1,18 @@
 import type { Client } from 'pg';
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import { forEachSplit, type SourceContext, type SourceSpec } from '../SourceSpec.js';
 import { ListSupply } from '../ListSupply.js';
 import { connectPostgres } from './PostgresClient.js';
 import { orderColumns, rangeSplits, splitQuery, type PostgresSplit } from './PostgresSplits.js';
+import type { PostgresReadOptions } from './PostgresOptions.js';
+
+/** Rows of a PostgreSQL query, objects keyed by column, split by ranges of `partitionColumn` as Spark's JDBC reader does. */
+export type PostgresSourceDefinition = ({ kind: 'postgres' } & PostgresReadOptions);
 
 /** Rows per FETCH unless told `fetchSize`. */
 export const DEFAULT_FETCH_SIZE = 1000;
 
-type Source = SourceOf<'postgres'>;
+type Source = PostgresSourceDefinition;
 
 const WHO = 'the PostgreSQL source';
 

@@ -1,7 +1,7 @@
-import type { SourceOf } from '../../job/JobDefinition.js';
+import type { PostgresReadOptions } from './PostgresOptions.js';
 import { quoteIdent } from './PostgresClient.js';
 
-type Source = SourceOf<'postgres'>;
+type Source = PostgresReadOptions;
 
 /**
  * One split of a PostgreSQL source: the query's rows whose partition column is

@@ -1,10 +1,13 @@
 import type { Redis } from 'ioredis';
 import { SpillwayError } from '../../errors/Errors.js';
-import type { SinkOf } from '../../job/JobDefinition.js';
 import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
 import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectRedis } from './RedisClient.js';
+import type { RedisStreamWriteOptions } from './RedisOptions.js';
+
+/** Each record an entry of a Redis stream (XADD); exactly once with checkpoints (MULTI/EXEC with a commit key per subtask). */
+export type RedisStreamSinkDefinition = ({ kind: 'redisStream' } & RedisStreamWriteOptions);
 
 /** Entries per pipelined batch unless told `batchSize`. */
 export const DEFAULT_WRITE_BATCH = 500;
@@ -13,7 +16,7 @@ export const REDIS_FLUSH_INTERVAL_MS = 100;
 /** How often a commit tries again when its commit key changed between WATCH and EXEC (only a zombie attempt of the same subtask writes it). */
 const COMMIT_TRIES = 5;
 
-type Sink = SinkOf<'redisStream'>;
+type Sink = RedisStreamSinkDefinition;
 
 const WHO = 'the Redis stream sink';
 

@@ -1,11 +1,16 @@
 import type { Redis } from 'ioredis';
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import { forEachSplit, type HeldSplits, type SourceContext, type SourceSpec } from '../SourceSpec.js';
 import { ListSupply } from '../ListSupply.js';
 import type { SplitSupply } from '../SplitAssigner.js';
 import { compareIds, connectRedis, isStreamId } from './RedisClient.js';
-import type { RedisStreamEntry } from './RedisOptions.js';
+import type { RedisStreamEntry, RedisStreamReadOptions } from './RedisOptions.js';
+
+/**
+ * Entries of Redis streams as `{ stream, id, fields }`, a stream a split: bounded (up
+ * to each stream's last entry when the job starts) unless `bounded: false`.
+ */
+export type RedisStreamSourceDefinition = ({ kind: 'redisStream' } & RedisStreamReadOptions);
 
 /** Entries per read (XREAD COUNT) unless told `batchSize`. */
 export const DEFAULT_READ_BATCH = 500;
@@ -25,7 +30,7 @@ export interface RedisStreamSplit {
   until?: string;
 }
 
-type Source = SourceOf<'redisStream'>;
+type Source = RedisStreamSourceDefinition;
 
 const WHO = 'the Redis stream source';
 

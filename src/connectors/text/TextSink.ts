@@ -1,8 +1,14 @@
-import type { SinkOf } from '../../job/JobDefinition.js';
-import { compressionProblem, extensionOf } from '../compression/Compression.js';
+import { compressionProblem, extensionOf, type Compression } from '../compression/Compression.js';
 import { openLineSink } from '../LineFiles.js';
 import { abortPartFiles, commitPartFiles } from '../PartFiles.js';
 import type { SinkSpec } from '../SinkSpec.js';
+
+/**
+ * One file per subtask, part-00000...; [key, value] records as key<TAB>value; compressed,
+ * part-00000.gz or .zst. With checkpoints, exactly once: a file per checkpoint,
+ * part-00000-<job>-<checkpoint>, visible once the checkpoint completes (so for every file sink).
+ */
+export type TextSinkDefinition = { kind: 'text'; text: string; compression?: Compression };
 
 const WHAT = 'the text sink';
 
@@ -17,7 +23,7 @@ export function textLine(record: unknown): string {
  * file per checkpoint too, renamed when it completes (PartFiles.ts); compressed,
  * `part-NNNNN.gz` or `.zst`.
  */
-export const TEXT_SINK: SinkSpec<SinkOf<'text'>> = {
+export const TEXT_SINK: SinkSpec<TextSinkDefinition> = {
   kind: 'text',
   validate: (sink) => (typeof sink.text === 'string' && sink.text !== '' ? compressionProblem(sink.compression) : 'needs a folder, text'),
   open: (sink, context) => openLineSink(sink.text, context, { what: WHAT, format: textLine, compression: sink.compression }),

@@ -1,7 +1,21 @@
-import type { SourceOf } from '../../job/JobDefinition.js';
 import { forEachSplit, type SourceSpec } from '../SourceSpec.js';
 import { FolderMonitor } from './FolderMonitor.js';
 import { ByteRangeSupply, listInputFiles, readChunks, readLines, type TextSplit } from './TextSplits.js';
+
+/**
+ * Lines of a text file, a folder of them or a glob, in byte ranges the JobManager
+ * hands to the subtasks as they ask (SplitAssigner): each line a string, or with
+ * `chunks: true` the undecoded UTF-8 bytes of whole lines, a Buffer of about 64 KiB
+ * at a time (for byte-level work such as counting words; each line still belongs to
+ * exactly one subtask). With
+ * `reuse: true` the chunks share one buffer, each valid only until the operator
+ * chain is done with it (Flink's object reuse): for operators that keep nothing of
+ * a chunk, it saves faulting in fresh memory for every megabyte read. With
+ * `monitor: ms` the path is a folder watched every `ms` for new files (each read once,
+ * whole, in the order they appear; names starting with `.` are not read), and the
+ * source never ends.
+ */
+export type TextSourceDefinition = { kind: 'text'; text: string; chunks?: boolean; reuse?: boolean; monitor?: number };
 
 /**
  * `{ kind: 'text', text: path }`: lines of a file, a folder of them or a glob, in byte
@@ -9,7 +23,7 @@ import { ByteRangeSupply, listInputFiles, readChunks, readLines, type TextSplit 
  * runs of whole lines instead. With `monitor: ms` the folder is watched: every file that
  * appears in it is read once, whole, in the order they appear, and the source never ends.
  */
-export const TEXT_SOURCE: SourceSpec<SourceOf<'text'>> = {
+export const TEXT_SOURCE: SourceSpec<TextSourceDefinition> = {
   kind: 'text',
   validate(source) {
     if (typeof source.text !== 'string' || source.text === '') return 'needs a path, text';

@@ -1,17 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sourceSpec } from '../../connectors/Sources.js';
-import type { AssignerSnapshot } from '../../connectors/SplitAssigner.js';
+import type { AssignerSnapshot, SplitAssigner } from '../../connectors/SplitAssigner.js';
 import type { HeldSplits } from '../../connectors/SourceSpec.js';
 import { SpillwayError, type SerializedError } from '../../errors/Errors.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { log } from '../../Logger.js';
 import type { Barrier } from '../../network/Events.js';
-import { executionId, type CheckpointAck, type TaskCheckpointConfig, type TaskRestore } from '../../rpc/TaskDeployment.js';
+import { executionId, type CheckpointAck, type Split, type TaskCheckpointConfig, type TaskRestore } from '../../rpc/TaskDeployment.js';
 import { checkpointFolder, type SnapshotHandle } from '../../runtime/checkpoint/SnapshotFile.js';
 import type { ExecutionVertex } from '../scheduler/ExecutionVertex.js';
-import type { Job } from '../jobs/Job.js';
+import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 import type { JobHistory } from '../store/JobHistory.js';
 import type { TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 import { checkpointIntact, fingerprintOf, readMetadata, writeMetadata, type CheckpointMetadata } from './CheckpointMetadata.js';
@@ -48,6 +48,19 @@ export interface CoordinatorContext {
   confirm?(metadata: CheckpointMetadata): Promise<void>;
 }
 
+/** What the coordinator reads of its job (the scheduler's Job): who it is, whether it runs, its graph and its sources' splits. */
+export interface CheckpointedJob {
+  readonly id: string;
+  readonly seq: number;
+  readonly state: JobState;
+  readonly graph: ExecutionGraph | null;
+  /** A restart under way (Job.pending), or null. */
+  readonly pending: object | null;
+  readonly splits: ReadonlyMap<string, SplitAssigner<Split>>;
+  /** The least id its checkpoints may take (JobSubmission.firstCheckpointId). */
+  readonly firstCheckpointId?: number;
+}
+
 /**
  * A job's checkpoint coordinator (Flink's CheckpointCoordinator): every `interval` it
  * triggers a checkpoint at the job's sources (holding their split assignment still until
@@ -74,7 +87,7 @@ export class CheckpointCoordinator {
   private readonly counts = { completed: 0, failed: 0 };
 
   constructor(
-    private readonly job: Job,
+    private readonly job: CheckpointedJob,
     readonly options: CheckpointOptions & { directory: string },
     private readonly context: CoordinatorContext,
     /** The savepoint (or checkpoint) the job was submitted from, if any. */

@@ -1,4 +1,4 @@
-import { timestampedStages } from '../../job/JobDefinition.js';
+import { timestampedStages } from '../../job/JobValidation.js';
 import type { LatencyFigures } from '../../runtime/time/LatencySamples.js';
 import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 

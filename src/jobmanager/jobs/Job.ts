@@ -1,5 +1,5 @@
-import type { ErrorCode, SerializedError } from '../../errors/Errors.js';
-import { isBounded, normalizeStage, type JobDefinition } from '../../job/JobDefinition.js';
+import type { SerializedError } from '../../errors/Errors.js';
+import type { ValidatedJob } from '../../job/ValidatedJob.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
 import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
@@ -11,11 +11,15 @@ import type { WatermarkProgress } from './EventTimeView.js';
 import type { ExecutionGraph } from '../scheduler/ExecutionGraph.js';
 import type { RestartStrategy } from '../failover/RestartStrategy.js';
 import type { SplitAssigner } from '../../connectors/SplitAssigner.js';
+import type { JobException } from './JobException.js';
+
+export type { JobException };
 
 /** A job as submitted: what to run, how wide, over which exchanges, and how to restart. */
 export interface JobSubmission {
   name: string;
-  definition: JobDefinition;
+  /** Its definition, validated once at submission: the execution graph is built from it. */
+  validated: ValidatedJob;
   ref: JobReference;
   parallelism: number;
   /** The default type of its edges. */
@@ -34,16 +38,6 @@ export interface JobSubmission {
    * pending file or sink commit of one leader's checkpoint is taken for another's.
    */
   firstCheckpointId?: number;
-}
-
-/** One failure of a task attempt, as GET /jobs/:id/exceptions lists it. */
-export interface JobException {
-  time: number;
-  task: string;
-  attempt: number;
-  taskManager: string;
-  code: ErrorCode;
-  message: string;
 }
 
 /** Regions reset for a restart, deployed again once the restart delay passed and their slots are on live TaskManagers. */
@@ -69,7 +63,10 @@ export interface Job extends JobSubmission {
   submitted: number;
   started?: number;
   ended?: number;
+  /** Its execution graph once its slots are taken. */
   graph: ExecutionGraph | null;
+  /** Its execution graph since the first scheduling pass that found TaskManagers, placed again at each while its slots are short. */
+  plan: ExecutionGraph | null;
   /** Bytes of collected records stored, by task index; the records themselves are in the store. */
   resultBytes: Map<number, number>;
   deployedRegions: Set<number>;
@@ -101,13 +98,14 @@ export function createJob(seq: number, submission: JobSubmission, now = Date.now
     state: JobState.CREATED,
     submitted: now,
     graph: null,
+    plan: null,
     resultBytes: new Map(),
     deployedRegions: new Set(),
     restarts: 0,
     exceptions: [],
     pending: null,
     splits: new Map(),
-    bounded: isBounded(submission.definition.stages.map(normalizeStage)),
+    bounded: submission.validated.bounded,
     watermarks: new Map(),
     coordinator: null,
   };

@@ -1,5 +1,5 @@
 import type { CatalogSnapshot } from '../../sql/Catalog.js';
-import type { LeaderInfo } from '../../ha/HaServices.js';
+import type { LeaderInfo } from '../../ha/LeaderInfo.js';
 import type { JobRecord } from '../store/JobStore.js';
 import type { SubmitBody } from '../submission/JobSubmitter.js';
 import type { JobHistory } from '../store/JobHistory.js';

@@ -1,4 +1,5 @@
-import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
+import type { StageDefinition } from '../../job/JobDefinition.js';
+import type { ValidatedJob } from '../../job/ValidatedJob.js';
 import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, PartitionLocation, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
 import { encodeGroup, groupOnWire } from '../../rpc/ConsumedPartitionGroup.js';
 import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
@@ -58,10 +59,12 @@ export function ownerOf(instance: number, n: number, workers: number): number {
 /**
  * A validated job expanded to subtasks, partitions and channels, with slot sharing
  * (subtask i of every stage shares slot i) and deterministic placement of slot i
- * on TaskManager floor(i*w/p), so forward edges stay local.
+ * on TaskManager floor(i*w/p), so forward edges stay local. Built once a job; placed
+ * again (`place`) while the job waits for slots.
  */
 export class ExecutionGraph {
-  readonly stages: StageDefinition[];
+  readonly stages: readonly StageDefinition[];
+  readonly parallelism: number;
   readonly edges: ExecutionEdge[] = [];
   readonly vertices = new Map<string, ExecutionVertex>();
   /** Every edge's groups: one for an all-to-all edge, one a subtask for a forward edge. */
@@ -85,20 +88,17 @@ export class ExecutionGraph {
 
   constructor(
     readonly jobId: string,
-    readonly definition: JobDefinition,
-    readonly parallelism: number,
+    validated: ValidatedJob,
     exchange: PartitionType,
     compression: CompressionCodec | null,
     readonly job: JobReference,
     taskManagers: TaskManagerInfo[],
     readonly bufferTimeout: number,
   ) {
-    this.stages = validateJob(definition, parallelism);
-    for (const tm of taskManagers) this.dataAddresses.set(tm.id, { taskManagerId: tm.id, host: tm.host, dataPort: tm.dataPort });
-    for (let slot = 0; slot < parallelism; slot++) {
-      this.slotOwners.push(taskManagers[ownerOf(slot, parallelism, taskManagers.length)].id);
-      this.bySlot.push([]);
-    }
+    this.stages = validated.stages;
+    const parallelism = (this.parallelism = validated.parallelism);
+    for (let slot = 0; slot < parallelism; slot++) this.bySlot.push([]);
+    this.place(taskManagers);
     for (const stage of this.stages) {
       const probeBlocking = this.probeMustBlock(stage);
       (stage.inputs ?? []).forEach((input, i) => {
@@ -131,6 +131,13 @@ export class ExecutionGraph {
     const slots = new Map<string, number>();
     for (const id of this.slotOwners) slots.set(id, (slots.get(id) ?? 0) + 1);
     return slots;
+  }
+
+  /** Places slot i (and every subtask in it) on TaskManager floor(i*w/p) of `taskManagers`, as if none had been placed before. */
+  place(taskManagers: readonly TaskManagerInfo[]): void {
+    this.dataAddresses.clear();
+    this.slotOwners.length = 0;
+    for (let slot = 0; slot < this.parallelism; slot++) this.moveSlot(slot, taskManagers[ownerOf(slot, this.parallelism, taskManagers.length)]);
   }
 
   /** Moves a slot (and every subtask in it) to another TaskManager. */

@@ -3,17 +3,27 @@ import type { Job } from '../jobs/Job.js';
 import type { TaskManagerInfo, TaskManagerRegistry } from '../cluster/TaskManagerRegistry.js';
 
 /**
- * Plans a queued job on the live TaskManagers and takes its slots if they are all
- * free; returns its graph, or null while slots are short. Throws what planning
- * throws (a job that cannot run: SPW_ERR_INVALID_JOB and the like).
+ * Places a queued job on the live TaskManagers and takes its slots if they are all
+ * free; returns its graph, or null while slots are short. The graph is built from the
+ * validated job at the first pass that finds TaskManagers, and only placed again at
+ * the next (`job.plan`).
  */
-export function allocateSlots(job: Job, registry: TaskManagerRegistry): ExecutionGraph | null {
+export function allocateSlots(job: Job, registry: Pick<TaskManagerRegistry, 'available' | 'get'>): ExecutionGraph | null {
   const taskManagers = registry.available();
   if (taskManagers.length === 0) return null;
-  const graph = new ExecutionGraph(job.id, job.definition, job.parallelism, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout);
+  const graph = placed(job, taskManagers);
   for (const [id, slots] of graph.slots) if (registry.get(id)!.freeSlots < slots) return null;
   for (const [id, slots] of graph.slots) registry.get(id)!.freeSlots -= slots;
   return graph;
+}
+
+function placed(job: Job, taskManagers: TaskManagerInfo[]): ExecutionGraph {
+  if (job.plan === null) {
+    job.plan = new ExecutionGraph(job.id, job.validated, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout);
+  } else {
+    job.plan.place(taskManagers);
+  }
+  return job.plan;
 }
 
 /** Gives each slot of the job on a gone TaskManager a free slot on a live one; returns how many it could not. */

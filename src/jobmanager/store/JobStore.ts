@@ -9,7 +9,7 @@ import type { EventTimeFigures } from '../jobs/EventTimeView.js';
 import type { ErrorCode } from '../../errors/Errors.js';
 import type { JobState } from '../../lifecycle/JobState.js';
 import type { TaskState } from '../../lifecycle/TaskState.js';
-import type { JobException } from '../jobs/Job.js';
+import type { JobException } from '../jobs/JobException.js';
 import type { TaskRates } from '../jobs/TaskRates.js';
 
 /** One task of a job as GET /jobs/:id shows it. */

@@ -1,6 +1,6 @@
 import { codeOf, SpillwayError } from '../../errors/Errors.js';
 import { BUILTIN_JOBS, isBuiltinJob } from '../../job/BuiltinJobs.js';
-import { isBounded, normalizeStage, validateJob, type JobDefinition } from '../../job/JobDefinition.js';
+import { validatedJob, type ValidatedJob } from '../../job/ValidatedJob.js';
 import { operatorSpec } from '../../runtime/operators/Operators.js';
 import { savepointAt } from '../checkpoint/CheckpointCoordinator.js';
 import { checkpointIntact, fingerprintChanges, fingerprintOf, type CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
@@ -106,18 +106,18 @@ export class JobSubmitter {
       const compression = compressionCodec(body.compression);
       const fallback = this.options.restart ?? DEFAULT_RESTART;
       const restart = body.restart ? restartStrategy(body.restart, fallback) : fallback;
-      const definition = await this.define(ref, parallelism);
-      checkExchanges(definition, body.exchange);
+      const validated = await this.define(ref, parallelism);
+      checkExchanges(validated, body.exchange);
       const checkpoints = body.checkpoints === undefined ? undefined : checkpointOptions(body.checkpoints, this.options.checkpointDir);
-      if (checkpoints) checkCheckpointable(definition, body.exchange);
+      if (checkpoints) checkCheckpointable(validated, body.exchange);
       // A restored job goes on as the one it was: its sinks' transactions commit with its checkpoints.
       if (body.savepoint !== undefined && checkpoints === undefined) throw new SpillwayError('SPW_ERR_CHECKPOINT_CONFIG', 'a job started from a savepoint takes checkpoints: give it "checkpoints" (spillway submit --checkpoint-interval MS)');
-      const savepoint = body.savepoint === undefined ? undefined : restorable(body.savepoint, definition, parallelism, body.allowNonRestoredState === true);
+      const savepoint = body.savepoint === undefined ? undefined : restorable(body.savepoint, validated, body.allowNonRestoredState === true);
       return {
         checkpoints,
         savepoint,
-        name: body.name ?? definition.name ?? body.job ?? 'job',
-        definition,
+        name: body.name ?? validated.name ?? body.job ?? 'job',
+        validated,
         ref,
         parallelism,
         exchange: partitionType(body.exchange ?? 'pipelined'),
@@ -142,12 +142,12 @@ export class JobSubmitter {
     return { builtin: name, params };
   }
 
-  /** A job's definition, validated: a built-in's made here, an uploaded module's in a sandbox thread. */
-  private async define(ref: JobReference, parallelism: number): Promise<JobDefinition> {
+  /** A job's definition, validated once: a built-in's here, an uploaded module's in a sandbox thread. */
+  private async define(ref: JobReference, parallelism: number): Promise<ValidatedJob> {
     if (ref.module === undefined) {
-      const definition = await this.loader.load(ref);
-      checkSources(validateJob(definition, parallelism));
-      return definition;
+      const validated = validatedJob(await this.loader.load(ref), parallelism);
+      checkSources(validated.stages);
+      return validated;
     }
     const hash = ref.module;
     this.defining.set(hash, (this.defining.get(hash) ?? 0) + 1);
@@ -164,8 +164,8 @@ export class JobSubmitter {
 }
 
 /** A job that takes checkpoints has only pipelined edges and no operator that holds its records until its input ends (none of which can be snapshotted). */
-function checkCheckpointable(definition: JobDefinition, exchange: string | undefined): void {
-  for (const stage of definition.stages.map(normalizeStage)) {
+function checkCheckpointable(validated: ValidatedJob, exchange: string | undefined): void {
+  for (const stage of validated.stages) {
     for (const op of stage.operators ?? []) {
       if (operatorSpec(op).endsOnly) throw new SpillwayError('SPW_ERR_CHECKPOINT_CONFIG', `stage "${stage.name}": ${op.kind} holds its records until its input ends, which a checkpoint cannot keep; a job with checkpoints keeps its state in windows or process()`);
     }
@@ -181,12 +181,11 @@ function checkCheckpointable(definition: JobDefinition, exchange: string | undef
  * its topology is the job's (stages, operator kinds, inputs, key groups) unless
  * `allowNonRestored` drops what changed, and no stage grows past the max parallelism.
  */
-function restorable(folder: string, definition: JobDefinition, parallelism: number, allowNonRestored: boolean): CheckpointMetadata {
+function restorable(folder: string, { stages, parallelism }: ValidatedJob, allowNonRestored: boolean): CheckpointMetadata {
   const savepoint = savepointAt(folder);
   // Refused now, not at its tasks' restore, where each attempt would fail on the same file until the restarts run out.
   const damage = checkpointIntact(savepoint);
   if (damage !== undefined) throw new SpillwayError('SPW_ERR_CHECKPOINT_CORRUPT', `the savepoint at ${folder} cannot be restored: ${damage}`);
-  const stages = validateJob(definition, parallelism);
   const changes = fingerprintChanges(savepoint.fingerprint, fingerprintOf(stages));
   if (changes.length > 0 && !allowNonRestored) {
     throw new SpillwayError('SPW_ERR_SAVEPOINT_MISMATCH', `the savepoint at ${folder} was taken of another topology: ${changes.join('; ')} (allowNonRestoredState drops the state that does not fit)`);
@@ -209,10 +208,9 @@ function restorable(folder: string, definition: JobDefinition, parallelism: numb
  * JobManager knows; in an unbounded job, every edge is pipelined (a partition that is
  * read only once its producer finished would never be read).
  */
-function checkExchanges(definition: JobDefinition, exchange: string | undefined): void {
+function checkExchanges({ stages, bounded }: ValidatedJob, exchange: string | undefined): void {
   if (exchange !== undefined && !hasPartitionType(exchange)) throw unknownType(`exchange: `, exchange);
-  const stages = definition.stages.map(normalizeStage);
-  const unbounded = !isBounded(stages);
+  const unbounded = !bounded;
   for (const stage of stages) {
     for (const input of stage.inputs ?? []) {
       const name = input.exchange ?? exchange ?? 'pipelined';

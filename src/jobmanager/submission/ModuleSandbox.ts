@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { deserializeError, SpillwayError, type SerializedError } from '../../errors/Errors.js';
-import type { JobDefinition } from '../../job/JobDefinition.js';
+import type { ValidatedJob } from '../../job/ValidatedJob.js';
 import type { JobReference } from '../../rpc/TaskDeployment.js';
 
 /** A sandbox thread's heap limit: a module that builds a huge graph fails, the JobManager does not. */
@@ -12,7 +12,7 @@ const MAX_MODULES_PER_SANDBOX = 16;
 /** What a function of the job becomes on its way out of the sandbox (functions cannot cross threads). */
 export const FUNCTION_MARK = '__spillwayFunction';
 
-/** The sandbox's answer: the job's shape, or why it could not be defined (SPW_ERR_INVALID_JOB, SPW_ERR_MODULE, ...), and the modules the thread has imported. */
+/** The sandbox's answer: the validated job's shape, or why it could not be defined (SPW_ERR_INVALID_JOB, SPW_ERR_MODULE, ...), and the modules the thread has imported. */
 export type SandboxAnswer = ({ shape: unknown } | { error: SerializedError }) & { modules: number };
 
 export interface SandboxRequest {
@@ -23,7 +23,7 @@ export interface SandboxRequest {
 
 /**
  * Loads uploaded job modules in a worker thread, with a time limit, and returns each
- * definition's shape: stages, edges and sinks as the JobManager plans with them, every
+ * validated job's shape: stages, edges and sinks as the JobManager plans with them, every
  * function a stub (job code runs on TaskManagers only). A module whose top level or
  * definition never returns, throws or runs out of heap fails only its submission, and
  * its thread is ended. A thread that answered is kept for the next submission, as task
@@ -36,7 +36,8 @@ export class ModuleSandbox {
 
   constructor(private readonly timeoutMs: number) {}
 
-  async load(request: SandboxRequest): Promise<JobDefinition> {
+  /** The module's job, validated in the sandbox thread (so not again here: its stubs are not the module's values). */
+  async load(request: SandboxRequest): Promise<ValidatedJob> {
     const kept = this.idle;
     this.idle = null;
     const outcome = await this.loadIn(kept ?? spawnSandbox(), request);
@@ -44,7 +45,7 @@ export class ModuleSandbox {
     const answer = 'ended' in outcome && kept !== null ? await this.loadIn(spawnSandbox(), request) : outcome;
     if ('ended' in answer) throw answer.ended;
     if ('error' in answer) throw deserializeError(answer.error);
-    return revive(answer.shape) as JobDefinition;
+    return revive(answer.shape) as ValidatedJob;
   }
 
   /** Asks `worker` for the request's shape, then keeps the thread for the next submission or ends it. */

@@ -1,12 +1,12 @@
 /**
  * The entry point of a module sandbox thread: for each request, loads a job module,
- * defines and validates its job, and answers with the job's shape (functions marked,
- * see ModuleSandbox). Modules stay imported for the next requests.
+ * defines and validates its job (where the module's own values are), and answers with
+ * the validated job's shape (functions marked, see ModuleSandbox). Modules stay imported for the next requests.
  */
 import { parentPort } from 'node:worker_threads';
 import { serializeError, SpillwayError } from '../../errors/Errors.js';
 import { JobLoader } from '../../job/JobLoader.js';
-import { validateJob } from '../../job/JobDefinition.js';
+import { validatedJob } from '../../job/ValidatedJob.js';
 import { checkSources } from '../../connectors/Sources.js';
 import { FUNCTION_MARK, type SandboxAnswer, type SandboxRequest } from './ModuleSandbox.js';
 
@@ -27,9 +27,9 @@ async function define({ dir, ref, parallelism }: SandboxRequest): Promise<Sandbo
   let loader = loaders.get(dir);
   if (loader === undefined) loaders.set(dir, (loader = new JobLoader(dir, null)));
   try {
-    const definition = await loader.load(ref);
-    checkSources(validateJob(definition, parallelism));
-    return { shape: shape(definition, new Set()), modules: loader.importedModules };
+    const job = validatedJob(await loader.load(ref), parallelism);
+    checkSources(job.stages);
+    return { shape: shape(job, new Set()), modules: loader.importedModules };
   } catch (error) {
     // What the module's own code threw (at its top level, or defining the job) has no code of ours.
     return { error: serializeError(error, 'SPW_ERR_MODULE'), modules: loader.importedModules };

@@ -1,5 +1,5 @@
 import { NetworkBuffer, type BufferRecycler } from './NetworkBuffer.js';
-import type { NetworkBufferPool } from './NetworkBufferPool.js';
+import type { LocalPool, NetworkBufferPool } from './NetworkBufferPool.js';
 import { SpillwayError } from '../../errors/Errors.js';
 
 type Waiter = { resolve: (buffer: NetworkBuffer) => void; reject: (error: Error) => void };
@@ -10,7 +10,7 @@ type Waiter = { resolve: (buffer: NetworkBuffer) => void; reject: (error: Error)
  * share of network memory the global pool gives it (never above `max`). A request on
  * an exhausted pool waits until a buffer is recycled: that wait is backpressure.
  */
-export class BufferPool implements BufferRecycler {
+export class BufferPool implements BufferRecycler, LocalPool {
   private readonly available: Buffer[] = [];
   private readonly waiters: Waiter[] = [];
   /** Segments this pool holds: available plus handed out. */

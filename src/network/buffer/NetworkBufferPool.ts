@@ -1,4 +1,3 @@
-import type { BufferPool } from './BufferPool.js';
 import { SpillwayError } from '../../errors/Errors.js';
 
 export const MIN_SEGMENT_SIZE = 4 * 1024;
@@ -47,6 +46,24 @@ export class SegmentArena {
 }
 
 /**
+ * What the global pool asks of a pool carved from it (a BufferPool): its bounds, what it
+ * holds, the limit the global pool sets, and a segment offered back.
+ */
+export interface LocalPool {
+  readonly name: string;
+  readonly min: number;
+  readonly max: number;
+  /** Segments it holds: available plus handed out. */
+  readonly buffersOwned: number;
+  /** The most segments it may hold now; set here as pools come and go. */
+  limit: number;
+  /** Called when it holds more than its limit while another pool waits for its minimum. */
+  readonly onOverLimit: (() => void) | null;
+  /** Takes a segment that came back, if it waits for one; false if it takes none. */
+  offer(segment: Buffer): boolean;
+}
+
+/**
  * A TaskManager's fixed network memory, shared with its task threads. BufferPools
  * reserve their minimum here. Memory beyond all minimums is divided among the pools
  * in proportion to what each may take beyond its minimum (Flink's NetworkBufferPool
@@ -62,9 +79,9 @@ export class NetworkBufferPool {
   private reserved = 0;
   /** Segments held by pools beyond their minimum. */
   private borrowed = 0;
-  private readonly pools = new Set<BufferPool>();
+  private readonly pools = new Set<LocalPool>();
   /** Pools that wait for a segment to borrow, first come first served (below their minimum first). */
-  private readonly waiting = new Set<BufferPool>();
+  private readonly waiting = new Set<LocalPool>();
 
   constructor(options: NetworkBufferPoolOptions) {
     this.segmentSize = options.segmentSize ?? DEFAULT_SEGMENT_SIZE;
@@ -101,14 +118,14 @@ export class NetworkBufferPool {
    * raise, if that memory is promised elsewhere (Flink: "Insufficient number of
    * network buffers").
    */
-  register(pool: BufferPool): void {
+  register(pool: LocalPool): void {
     this.reserve(pool.min, pool.name);
     this.pools.add(pool);
     this.redistribute();
   }
 
   /** Removes a destroyed pool; what it may take beyond its minimum goes to the others. */
-  unregister(pool: BufferPool): void {
+  unregister(pool: LocalPool): void {
     this.pools.delete(pool);
     this.waiting.delete(pool);
     this.redistribute();
@@ -166,16 +183,16 @@ export class NetworkBufferPool {
   }
 
   /** A pool waits for its guaranteed minimum: pools above their limit are asked to recycle what they keep idle. */
-  reclaimFor(waiting: BufferPool): void {
+  reclaimFor(waiting: LocalPool): void {
     for (const pool of this.pools) if (pool !== waiting && pool.buffersOwned > pool.limit) pool.onOverLimit?.();
   }
 
   /** Lets this pool know, through offer(), when a segment comes back. */
-  awaitSegment(pool: BufferPool): void {
+  awaitSegment(pool: LocalPool): void {
     this.waiting.add(pool);
   }
 
-  cancelAwait(pool: BufferPool): void {
+  cancelAwait(pool: LocalPool): void {
     this.waiting.delete(pool);
   }
 
@@ -211,7 +228,7 @@ export class NetworkBufferPool {
   }
 
   /** Offers a waiting pool free segments until it has enough or takes no more. */
-  private serve(pool: BufferPool): void {
+  private serve(pool: LocalPool): void {
     while (this.waiting.has(pool)) {
       const segment = this.free.pop() ?? (this.allocated < this.totalSegments ? this.allocate() : null);
       if (segment === null) return;

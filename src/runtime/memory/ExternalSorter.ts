@@ -1,5 +1,5 @@
 import type { Unpackr } from 'msgpackr';
-import type { KeyFn } from '../../job/JobDefinition.js';
+import type { KeyFn } from '../../job/KeyFn.js';
 import { copyBytes } from '../../network/buffer/Bytes.js';
 import { naturalOrder } from '../../keys/KeyOrder.js';
 import { flatSize, packFlat } from './FlatRecords.js';

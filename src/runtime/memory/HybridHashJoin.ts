@@ -1,4 +1,4 @@
-import type { KeyFn } from '../../job/JobDefinition.js';
+import type { KeyFn } from '../../job/KeyFn.js';
 import { stateKey } from '../state/KeyedState.js';
 import { MAX_SPILL_DEPTH, SPILL_PARTITIONS, spillPartition } from './KeyPartitions.js';
 import { packedSize } from './FlatRecords.js';

@@ -1,8 +1,10 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 
+/** Folds the task's records into one value, emitted at the end of its input. */
+export type AggregateDefinition = { kind: 'aggregate'; aggregate: { zero: () => unknown; add: (accumulator: unknown, record: unknown) => unknown } };
+
 /** `{ kind: 'aggregate', aggregate: { zero, add } }`: the task's records folded into one value, emitted at the end of its input. */
-export const AGGREGATE: OperatorSpec<OperatorOf<'aggregate'>> = {
+export const AGGREGATE: OperatorSpec<AggregateDefinition> = {
   kind: 'aggregate',
   holdsData: false,
   endsOnly: true,

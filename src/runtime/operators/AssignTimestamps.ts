@@ -1,6 +1,14 @@
 import { SpillwayError } from '../../errors/Errors.js';
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+
+/**
+ * Gives each record its event timestamp (ms). In an unbounded job it also makes the
+ * watermarks, every `interval` ms (200): the highest timestamp seen, less
+ * `maxOutOfOrderness` (0), less 1 (Flink's bounded-out-of-orderness watermarks); with
+ * `idleness`, a stream with no record for that long is idle: it leaves its consumers'
+ * watermark minimum until it has records again.
+ */
+export type AssignTimestampsDefinition = { kind: 'assignTimestamps'; assignTimestamps: { timestamp: (record: unknown) => number; maxOutOfOrderness?: number; idleness?: number; interval?: number } };
 
 /** How often watermarks are made, ms (Flink's pipeline.auto-watermark-interval). */
 export const DEFAULT_WATERMARK_INTERVAL_MS = 200;
@@ -13,8 +21,9 @@ export const DEFAULT_WATERMARK_INTERVAL_MS = 200;
  * once no record came for that long. A bounded job makes none: its event time ends with
  * its input, so no record is ever late.
  */
-export const ASSIGN_TIMESTAMPS: OperatorSpec<OperatorOf<'assignTimestamps'>> = {
+export const ASSIGN_TIMESTAMPS: OperatorSpec<AssignTimestampsDefinition> = {
   kind: 'assignTimestamps',
+  eventTime: 'assigns',
   holdsData: false,
   placement: 'anywhere',
   validate: ({ assignTimestamps: spec }) =>

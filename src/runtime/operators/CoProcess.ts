@@ -1,13 +1,17 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { KeyedProcessor } from '../KeyedProcessor.js';
 import { firstProblem, keyPairProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import type { KeyFn } from '../../job/KeyFn.js';
+import type { CoProcessFunction } from './ProcessFunction.js';
+
+/** Two keyed inputs processed together with one state per key (Flink's KeyedCoProcessFunction). */
+export type CoProcessDefinition = { kind: 'coProcess'; coProcess: { keys: [KeyFn, KeyFn]; fn: CoProcessFunction } };
 
 /**
  * `{ kind: 'coProcess', coProcess: { keys: [key1, key2], fn } }`: two keyed inputs read
  * together, record by record, with one state and one set of timers per key (Flink's
  * KeyedCoProcessFunction): a stateful join. First in a stage of two hash-partitioned inputs.
  */
-export const CO_PROCESS: OperatorSpec<OperatorOf<'coProcess'>> = {
+export const CO_PROCESS: OperatorSpec<CoProcessDefinition> = {
   kind: 'coProcess',
   holdsData: true,
   placement: { first: { inputs: 2, partitioning: 'hash' } },

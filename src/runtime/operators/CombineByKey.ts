@@ -1,7 +1,22 @@
-import type { KeyFn, OperatorOf } from '../../job/JobDefinition.js';
+import type { KeyFn } from '../../job/KeyFn.js';
 import { SpillingAggregator } from '../memory/SpillingAggregator.js';
 import { holding } from '../Chain.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+
+/**
+ * Spark's combineByKey: a combiner per key, built from the first record (create),
+ * folded with the next ones (merge), and combiners of the same key merged
+ * (mergeCombiners). Applied map-side; the stage emits [key, combiner]. Its only
+ * input must be hash-partitioned.
+ */
+export interface CombineByKey {
+  key: KeyFn;
+  create: (record: unknown) => unknown;
+  merge: (combiner: unknown, record: unknown) => unknown;
+  mergeCombiners: (a: unknown, b: unknown) => unknown;
+}
+
+export type CombineByKeyDefinition = { kind: 'combineByKey'; combineByKey: CombineByKey };
 
 type Pair = [unknown, unknown];
 const pairKey: KeyFn = (r) => (r as Pair)[0];
@@ -12,7 +27,7 @@ const pairKey: KeyFn = (r) => (r as Pair)[0];
  * ships [key, combiner] routed by key; this operator merges the combiners of a key.
  * So it must be first in a stage of one hash-partitioned input.
  */
-export const COMBINE_BY_KEY: OperatorSpec<OperatorOf<'combineByKey'>> = {
+export const COMBINE_BY_KEY: OperatorSpec<CombineByKeyDefinition> = {
   kind: 'combineByKey',
   holdsData: true,
   endsOnly: true,

@@ -1,8 +1,9 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { notAFunction, type OperatorSpec } from './OperatorSpec.js';
 
+export type FilterDefinition = { kind: 'filter'; filter: (record: unknown) => boolean };
+
 /** `{ kind: 'filter', filter: f }`: the records f keeps. */
-export const FILTER: OperatorSpec<OperatorOf<'filter'>> = {
+export const FILTER: OperatorSpec<FilterDefinition> = {
   kind: 'filter',
   holdsData: false,
   placement: 'anywhere',

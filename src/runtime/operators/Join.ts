@@ -1,13 +1,16 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { HybridHashJoin } from '../memory/HybridHashJoin.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import type { KeyFn } from '../../job/KeyFn.js';
+
+/** Hash join of input 0 (build side) and input 1 (probe side) on their keys; must be the first operator. */
+export type JoinDefinition = { kind: 'join'; join: { keys: [KeyFn, KeyFn]; combine: (left: unknown, right: unknown) => unknown } };
 
 /**
  * `{ kind: 'join', join: { keys: [buildKey, probeKey], combine } }`: a hybrid hash join
  * of input 0 (the build side, read to its end) and input 1 (probing it), spilling past
  * its budget. It reads its stage's two inputs itself, so it must be their first operator.
  */
-export const JOIN: OperatorSpec<OperatorOf<'join'>> = {
+export const JOIN: OperatorSpec<JoinDefinition> = {
   kind: 'join',
   holdsData: true,
   endsOnly: true,

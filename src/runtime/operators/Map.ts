@@ -1,8 +1,9 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { notAFunction, type OperatorSpec } from './OperatorSpec.js';
 
+export type MapDefinition = { kind: 'map'; map: (record: unknown) => unknown };
+
 /** `{ kind: 'map', map: f }`: one record out per record in. */
-export const MAP: OperatorSpec<OperatorOf<'map'>> = {
+export const MAP: OperatorSpec<MapDefinition> = {
   kind: 'map',
   holdsData: false,
   placement: 'anywhere',

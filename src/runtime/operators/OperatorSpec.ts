@@ -1,4 +1,5 @@
-import type { Operator, Partitioning } from '../../job/JobDefinition.js';
+import type { KindSpec } from '../../job/KindRegistry.js';
+import type { Partitioning } from '../../job/Partitioning.js';
 import type { ManagedMemory } from '../memory/ManagedMemory.js';
 import type { Chain, Combiner, Emit, Step } from '../Chain.js';
 import type { StreamContext } from '../StreamContext.js';
@@ -38,13 +39,19 @@ export interface InputsStep {
  * planner, the memory budget and the task ask the spec, never the operator's shape.
  * Registered in src/runtime/operators/Operators.ts.
  */
-export interface OperatorSpec<Op extends Operator = Operator> {
+export interface OperatorSpec<Op extends KindSpec = KindSpec> {
   /** The operator's `kind`; also the key of its one field in the old key-only shape (`{ map: f }`). */
   readonly kind: Op['kind'];
   /** Whether it holds records (until its input ends, or as keyed state), and so takes an equal share of its slot's managed memory. */
   readonly holdsData: boolean;
   /** Whether it gives out its records only when its input ends: an unbounded job, whose input never does, refuses it. */
   readonly endsOnly?: boolean;
+  /**
+   * What it is to event time: `assigns` gives records their timestamps and makes the
+   * watermarks (its stage's inputs' stop there), `reads` works in event time and needs an
+   * assigner before it, in its stage or upstream; absent, neither.
+   */
+  readonly eventTime?: 'assigns' | 'reads';
   /** Where it may stand in a stage; validateJob refuses it anywhere else. */
   readonly placement: Placement;
   /**

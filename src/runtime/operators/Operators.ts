@@ -1,10 +1,9 @@
 /**
- * The registry of operator kinds: one spec per kind, each in a file of its own. A new
- * operator is its spec's file, its shape in JobDefinition's `Operator` union, and its
- * line here (the compiler checks that every kind of the union has one).
+ * The registry of operator kinds: one spec per kind, each in a file of its own with the
+ * shape of its definition. A new operator is its spec's file and its registration here;
+ * the `Operator` union, validation and the planner read the registry.
  */
-import { InvalidJobError } from '../../job/InvalidJobError.js';
-import type { Operator, OperatorKind, OperatorOf } from '../../job/JobDefinition.js';
+import { KindRegistry } from '../../job/KindRegistry.js';
 import { ACCUMULATE } from './Accumulate.js';
 import { AGGREGATE } from './Aggregate.js';
 import { ASSIGN_TIMESTAMPS } from './AssignTimestamps.js';
@@ -22,56 +21,38 @@ import { SORT_BY } from './SortBy.js';
 import { WINDOW } from './Window.js';
 import { WINDOW_JOIN } from './WindowJoin.js';
 
-const SPECS: { readonly [K in OperatorKind]: OperatorSpec<OperatorOf<K>> } = {
-  map: MAP,
-  flatMap: FLAT_MAP,
-  filter: FILTER,
-  aggregate: AGGREGATE,
-  accumulate: ACCUMULATE,
-  reduceByKey: REDUCE_BY_KEY,
-  combineByKey: COMBINE_BY_KEY,
-  sortBy: SORT_BY,
-  join: JOIN,
-  fold: FOLD,
-  assignTimestamps: ASSIGN_TIMESTAMPS,
-  process: PROCESS,
-  coProcess: CO_PROCESS,
-  window: WINDOW,
-  windowJoin: WINDOW_JOIN,
-};
+/** The built-in operators, each registered below; `Operator` is the union of their definitions. */
+const BUILTIN_OPERATORS = [MAP, FLAT_MAP, FILTER, AGGREGATE, ACCUMULATE, REDUCE_BY_KEY, COMBINE_BY_KEY, SORT_BY, JOIN, FOLD, ASSIGN_TIMESTAMPS, PROCESS, CO_PROCESS, WINDOW, WINDOW_JOIN] as const;
+
+/**
+ * One operator of a stage's chain, told apart by its `kind` (the field of the same name
+ * holds what it runs): the definition of a registered spec. The old key-only shape
+ * (`{ map: f }`) is also accepted from hand-written jobs and normalized on validation.
+ */
+export type Operator = DefinitionOf<(typeof BUILTIN_OPERATORS)[number]>;
+
+/** The kinds of operator. */
+export type OperatorKind = Operator['kind'];
+
+/** The operator of one kind. */
+export type OperatorOf<K extends OperatorKind> = Extract<Operator, { kind: K }>;
+
+type DefinitionOf<S> = S extends OperatorSpec<infer Op> ? Op : never;
+
+const OPERATORS = new KindRegistry<OperatorSpec<Operator>>('operator', ", as { kind: 'map', map: f }");
+for (const spec of BUILTIN_OPERATORS) OPERATORS.register(spec as OperatorSpec<Operator>);
 
 /** The registered kinds, in the order they are listed to a user. */
-export const OPERATOR_KINDS = Object.keys(SPECS) as OperatorKind[];
-
-function isKind(kind: unknown): kind is OperatorKind {
-  return typeof kind === 'string' && Object.hasOwn(SPECS, kind);
-}
+export const OPERATOR_KINDS = OPERATORS.kinds as OperatorKind[];
 
 /** The spec of a normalized operator. */
 export function operatorSpec<Op extends Operator>(op: Op): OperatorSpec<Op> {
-  return SPECS[op.kind] as unknown as OperatorSpec<Op>;
+  return OPERATORS.spec(op.kind) as unknown as OperatorSpec<Op>;
 }
 
-/**
- * An operator in the `kind` shape: `{ kind: 'map', map: f }` as it is, or the old
- * key-only shape `{ map: f }` given its kind (a registered kind's field, alone). The
- * one place that tells operators apart by their keys. Refuses anything else with
- * SPW_ERR_INVALID_JOB naming the known kinds.
- */
+/** An operator in the `kind` shape: as it is, or the old key-only shape `{ map: f }` given its kind (KindRegistry.normalize). */
 export function normalizeOperator(op: unknown): Operator {
-  if (op === null || typeof op !== 'object') throw unknownOperator(JSON.stringify(op) ?? String(op));
-  const { kind } = op as { kind?: unknown };
-  if (kind !== undefined) {
-    if (!isKind(kind)) throw unknownOperator(`kind ${JSON.stringify(kind)}`);
-    return op as Operator;
-  }
-  const keys = Object.keys(op).filter(isKind);
-  if (keys.length !== 1) throw unknownOperator(`with the fields ${JSON.stringify(Object.keys(op))}`);
-  return { kind: keys[0], ...op } as Operator;
-}
-
-function unknownOperator(what: string): InvalidJobError {
-  return new InvalidJobError(`unknown operator ${what}: an operator is one of the kinds ${OPERATOR_KINDS.join(', ')}, as { kind: 'map', map: f }`);
+  return OPERATORS.normalize(op) as Operator;
 }
 
 /** How many of `operators` hold data, and so share their slot's managed memory. */

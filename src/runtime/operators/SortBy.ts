@@ -1,10 +1,13 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { ExternalSorter } from '../memory/ExternalSorter.js';
 import { holding } from '../Chain.js';
 import { notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import type { KeyFn } from '../../job/KeyFn.js';
+
+/** Sorts the task's records by key at the end of its input. */
+export type SortByDefinition = { kind: 'sortBy'; sortBy: { key: KeyFn } };
 
 /** `{ kind: 'sortBy', sortBy: { key } }`: the task's records sorted by key at the end of its input, an external merge sort past its budget. */
-export const SORT_BY: OperatorSpec<OperatorOf<'sortBy'>> = {
+export const SORT_BY: OperatorSpec<SortByDefinition> = {
   kind: 'sortBy',
   holdsData: true,
   endsOnly: true,

@@ -1,9 +1,17 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import type { Step } from '../Chain.js';
-import { assignerProblem } from '../windows/WindowAssigner.js';
+import { assignerProblem, type WindowAssigner } from '../windows/WindowAssigner.js';
 import { WindowOperator, type WindowContents } from '../windows/WindowOperator.js';
 import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 import type { WindowAggregate } from './ProcessFunction.js';
+import type { KeyFn } from '../../job/KeyFn.js';
+
+/**
+ * Keyed event-time windows folded incrementally (Flink's window(...).aggregate(...)):
+ * `{ key, start, end, value }` once per key and window when the watermark passes its
+ * end (`{ start, end, value }` when `global`). Records later than `allowedLateness`
+ * (0) past a window's end are dropped and counted.
+ */
+export type WindowDefinition = { kind: 'window'; window: { key: KeyFn; assigner: WindowAssigner; aggregate: WindowAggregate; allowedLateness?: number; global?: boolean } };
 
 /**
  * `{ kind: 'window', window: { key, assigner, aggregate, allowedLateness, global } }`:
@@ -11,8 +19,9 @@ import type { WindowAggregate } from './ProcessFunction.js';
  * window (`{ start, end, value }` for a global one, windowAll). First in a stage whose
  * one input is hash-partitioned by the key (a global window's stage has one task).
  */
-export const WINDOW: OperatorSpec<OperatorOf<'window'>> = {
+export const WINDOW: OperatorSpec<WindowDefinition> = {
   kind: 'window',
+  eventTime: 'reads',
   holdsData: true,
   placement: { first: { inputs: 1, partitioning: 'hash' } },
   validate: ({ window: spec }) =>

@@ -1,9 +1,12 @@
-import type { OperatorOf } from '../../job/JobDefinition.js';
 import { estimateBytes } from '../state/KeyedState.js';
-import { assignerProblem } from '../windows/WindowAssigner.js';
+import { assignerProblem, type WindowAssigner } from '../windows/WindowAssigner.js';
 import { WindowOperator, type WindowContents } from '../windows/WindowOperator.js';
 import { firstProblem, keyPairProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 import { latenessProblem } from './Window.js';
+import type { KeyFn } from '../../job/KeyFn.js';
+
+/** The pairs of two keyed inputs' records with equal keys in the same window, combined (Flink's window join). */
+export type WindowJoinDefinition = { kind: 'windowJoin'; windowJoin: { keys: [KeyFn, KeyFn]; assigner: WindowAssigner; combine: (left: unknown, right: unknown) => unknown; allowedLateness?: number } };
 
 /** The records of each side that one key has in one window. */
 interface Sides {
@@ -17,8 +20,9 @@ interface Sides {
  * window, when the window fires (Flink's window join). Both inputs are read together;
  * first in a stage of two hash-partitioned inputs.
  */
-export const WINDOW_JOIN: OperatorSpec<OperatorOf<'windowJoin'>> = {
+export const WINDOW_JOIN: OperatorSpec<WindowJoinDefinition> = {
   kind: 'windowJoin',
+  eventTime: 'reads',
   holdsData: true,
   placement: { first: { inputs: 2, partitioning: 'hash' } },
   validate: ({ windowJoin: spec }) =>

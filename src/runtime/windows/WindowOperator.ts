@@ -1,5 +1,5 @@
 import { SpillwayError } from '../../errors/Errors.js';
-import type { KeyFn } from '../../job/JobDefinition.js';
+import type { KeyFn } from '../../job/KeyFn.js';
 import { emitAll, type Chain } from '../Chain.js';
 import { keyGroupOf } from '../../network/taskThread/writer/ChannelSelector.js';
 import type { OperatorSnapshot, StatefulOperator } from '../checkpoint/OperatorState.js';
