@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SpillwayError } from '../../errors/Errors.js';
-import { callJson } from '../../rpc/HttpClient.js';
+import { RestClient } from '../../rest/RestClient.js';
 import { DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
 import { DEFAULT_SLOTS } from '../../taskmanager/TaskManagerOptions.js';
 import { defineCommand } from '../Command.js';
@@ -52,7 +52,7 @@ function readFile(file: string): string {
 /** Whether a JobManager answers at `url`. */
 async function answers(url: string): Promise<boolean> {
   try {
-    await callJson('GET', `${url.replace(/\/$/, '')}/healthz`, undefined, { timeoutMs: 2000 });
+    await new RestClient(url).healthz({ timeoutMs: 2000 });
     return true;
   } catch {
     return false;

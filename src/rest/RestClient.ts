@@ -1,0 +1,99 @@
+import { pathOf, type NoParams } from '../rpc/ControlPlane.js';
+import { callRoute, streamLines } from '../rpc/HttpClient.js';
+import type { SubmitBody } from '../jobmanager/submission/SubmitBody.js';
+import { REST_ROUTES as REST, type SqlBody } from './RestApi.js';
+
+const NONE: NoParams = {};
+
+/** How long a call may take unless told otherwise: the HTTP client's default. */
+type CallOptions = { timeoutMs?: number };
+
+/**
+ * A JobManager's public REST API as the CLI and the tests call it: one method a route of
+ * REST_ROUTES, each typed by its entry. Each resolves with the answer, or rejects with an
+ * HttpError (a refusal, with the server's code and status) or SPW_ERR_CONTROL_CALL
+ * (unreachable); none retries. A standby's 307 is followed to the leader.
+ */
+export class RestClient {
+  /** `url`: the JobManager's base URL; a trailing slash is dropped. */
+  constructor(url: string) {
+    this.url = url.replace(/\/$/, '');
+  }
+
+  readonly url: string;
+
+  /** Submits a job; its id. */
+  async submit(body: SubmitBody): Promise<string> {
+    return (await callRoute(this.url, REST.submit, { params: NONE, body })).id;
+  }
+
+  /** Uploads a job module's JavaScript; its hash, to submit it by. */
+  async uploadModule(source: string): Promise<string> {
+    return (await callRoute(this.url, REST.uploadModule, { params: NONE, body: source })).hash;
+  }
+
+  jobs() {
+    return callRoute(this.url, REST.jobs, { params: NONE });
+  }
+
+  job(id: string) {
+    return callRoute(this.url, REST.job, { params: { id } });
+  }
+
+  exceptions(id: string) {
+    return callRoute(this.url, REST.exceptions, { params: { id } });
+  }
+
+  /** A FINISHED job's collected records. */
+  async result<T = unknown>(id: string): Promise<T[]> {
+    return (await callRoute(this.url, REST.result, { params: { id } })).records as T[];
+  }
+
+  /** Where a job's result is read: what `submit --wait` prints. */
+  resultUrl(id: string): string {
+    return `${this.url}${pathOf(REST.result, { id })}`;
+  }
+
+  /** A job's collected records as they come, each given to `onRecord`; resolves when the job has ended. */
+  followResult(id: string, onRecord: (record: unknown) => void): Promise<void> {
+    return streamLines(`${this.url}${pathOf(REST.result, { id }, { follow: 'true' })}`, onRecord);
+  }
+
+  checkpoints(id: string) {
+    return callRoute(this.url, REST.checkpoints, { params: { id } });
+  }
+
+  /** Asks for a savepoint of a running job into `directory` (`stop`: and stops the job then). */
+  savepoint(id: string, directory: string, stop = false) {
+    return callRoute(this.url, stop ? REST.stop : REST.savepoint, { params: { id }, body: { directory } });
+  }
+
+  savepointStatus(id: string, savepoint: number) {
+    return callRoute(this.url, REST.savepointStatus, { params: { id, sid: String(savepoint) } });
+  }
+
+  cancel(id: string) {
+    return callRoute(this.url, REST.cancel, { params: { id }, body: {} });
+  }
+
+  overview(options: CallOptions = {}) {
+    return callRoute(this.url, REST.overview, { params: NONE }, options);
+  }
+
+  async taskManagers() {
+    return (await callRoute(this.url, REST.taskManagers, { params: NONE })).taskmanagers;
+  }
+
+  taskManager(id: string) {
+    return callRoute(this.url, REST.taskManager, { params: { id } });
+  }
+
+  /** Runs SQL statements in order; each one's answer. */
+  async sql(body: SqlBody, options: CallOptions = {}) {
+    return (await callRoute(this.url, REST.sql, { params: NONE, body }, options)).results;
+  }
+
+  healthz(options: CallOptions = {}) {
+    return callRoute(this.url, REST.healthz, { params: NONE }, options);
+  }
+}
