@@ -152,7 +152,7 @@ export const JOBMANAGER_ROUTES = {
 /** Messages the JobManager sends one TaskManager (Flink's TaskExecutorGateway). */
 export const TASKMANAGER_ROUTES = {
   /** Deploys a task attempt; answered (202) at once, its states follow as taskState messages. 409: deployed already. */
-  deployTask: route<NoParams, TaskDeploymentMessage, { taskId: string }>({ method: 'POST', path: '/tasks' }),
+  deployTask: route<NoParams, TaskDeploymentMessage, { taskId: string }>({ method: 'POST', path: '/tasks', status: 202, errors: ['SPW_ERR_TASK_DEPLOYED', 'SPW_ERR_FENCED'] }),
   /** A producer's partition that a deployed task reads is ready, and where. */
   updatePartition: route<{ executionId: string }, { partitionId: string; location: PartitionLocation }, Ack>({
     method: 'POST',
