@@ -88,6 +88,15 @@ function Problem({ error }) {
   return error.unauthorized ? html`<${Token} error=${error} />` : html`<div class="banner error">${error.message}</div>`;
 }
 
+/** Who leads: this JobManager's role, and the leader with its epoch and since when (GET /overview). */
+function Leadership({ overview }) {
+  const { role, leader } = overview;
+  return html`<p class="leadership">
+    This JobManager is the <b class=${`role ${role}`}>${role}</b>.
+    ${leader ? html` Leader: <span class="leader-url">${leader.url}</span>, epoch ${leader.epoch}, since ${time(leader.since)}.` : ' No leader is known now: a change is under way.'}
+  </p>`;
+}
+
 function Overview() {
   const { data, error } = usePolled(ROUTES.overview);
   const tms = usePolled(ROUTES.taskManagers).data?.taskmanagers ?? [];
@@ -98,7 +107,8 @@ function Overview() {
       <div class="card">TaskManagers<b>${data.taskmanagers}</b></div>
       <div class="card">Slots free / total<b>${data.freeSlots} / ${data.slots}</b></div>
       ${Object.entries(data.jobs).map(([state, n]) => html`<div class="card">Jobs ${state}<b>${n}</b></div>`)}
-    </div>`}
+    </div>
+    <${Leadership} overview=${data} />`}
     <h2>TaskManagers</h2>
     <table>
       <tr><th>id</th><th>address</th><th class="n">slots</th><th class="n">free</th><th class="n">network memory</th><th>last heartbeat</th></tr>
