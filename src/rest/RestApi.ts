@@ -119,6 +119,17 @@ const sqlErrors = [
 
 type JobParams = { id: string };
 
+/** POST /jobs/:id/savepoints and /stop: a savepoint asked for, answered 202 with where its status is read. */
+function savepointRoute(path: string) {
+  return route<JobParams, SavepointBody, SavepointAsked>({
+    method: 'POST',
+    path,
+    bodySchema: savepointSchema,
+    status: 202,
+    errors: [...JOB, 'SPW_ERR_JOB_ENDED', 'SPW_ERR_JOB_RESTARTING', 'SPW_ERR_CHECKPOINT_CONFIG'],
+  });
+}
+
 /** The public routes of the JobManager, by the name the client calls them by. */
 export const REST_ROUTES = {
   /** Submits a job: a built-in by name or an uploaded module by hash; 202 once it is stored, its state CREATED. */
@@ -141,21 +152,9 @@ export const REST_ROUTES = {
   /** A job's checkpoints: counts, the latest, and each one's figures. */
   checkpoints: route<JobParams, undefined, { id: string } & CheckpointsView>({ method: 'GET', path: '/jobs/:id/checkpoints', errors: JOB }),
   /** Takes a savepoint of a running job into `directory` (409 once it ended); the job goes on. */
-  savepoint: route<JobParams, SavepointBody, SavepointAsked>({
-    method: 'POST',
-    path: '/jobs/:id/savepoints',
-    bodySchema: savepointSchema,
-    status: 202,
-    errors: [...JOB, 'SPW_ERR_JOB_ENDED', 'SPW_ERR_JOB_RESTARTING', 'SPW_ERR_CHECKPOINT_CONFIG'],
-  }),
+  savepoint: savepointRoute('/jobs/:id/savepoints'),
   /** As `savepoint`, and the job then stops: it FINISHES with everything read before it committed. */
-  stop: route<JobParams, SavepointBody, SavepointAsked>({
-    method: 'POST',
-    path: '/jobs/:id/stop',
-    bodySchema: savepointSchema,
-    status: 202,
-    errors: [...JOB, 'SPW_ERR_JOB_ENDED', 'SPW_ERR_JOB_RESTARTING', 'SPW_ERR_CHECKPOINT_CONFIG'],
-  }),
+  stop: savepointRoute('/jobs/:id/stop'),
   /** A savepoint's status: IN_PROGRESS, COMPLETED with its path, or FAILED with why. */
   savepointStatus: route<{ id: string; sid: string }, undefined, SavepointStatus>({ method: 'GET', path: '/jobs/:id/savepoints/:sid', errors: [...JOB, 'SPW_ERR_SAVEPOINT_NOT_FOUND'] }),
   /** Cancels a job (409 once it ended); answered with its state then. */

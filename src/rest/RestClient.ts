@@ -5,7 +5,7 @@ import { REST_ROUTES as REST, type SqlBody } from './RestApi.js';
 
 const NONE: NoParams = {};
 
-/** How long a call may take unless told otherwise: the HTTP client's default. */
+/** `timeoutMs`: how long a call may take (the HTTP client's default, 30 s, unless given). */
 type CallOptions = { timeoutMs?: number };
 
 /**
@@ -32,14 +32,17 @@ export class RestClient {
     return (await callRoute(this.url, REST.uploadModule, { params: NONE, body: source })).hash;
   }
 
+  /** Every job answered for, oldest first. */
   jobs() {
     return callRoute(this.url, REST.jobs, { params: NONE });
   }
 
+  /** A job as it stands, or as it ended; SPW_ERR_JOB_NOT_FOUND (404) if the JobManager knows none of that id. */
   job(id: string) {
     return callRoute(this.url, REST.job, { params: { id } });
   }
 
+  /** A job's failed attempts, oldest first. */
   exceptions(id: string) {
     return callRoute(this.url, REST.exceptions, { params: { id } });
   }
@@ -59,6 +62,7 @@ export class RestClient {
     return streamLines(`${this.url}${pathOf(REST.result, { id }, { follow: 'true' })}`, onRecord);
   }
 
+  /** A job's checkpoints: counts, the latest completed, each one's figures. */
   checkpoints(id: string) {
     return callRoute(this.url, REST.checkpoints, { params: { id } });
   }
@@ -68,22 +72,27 @@ export class RestClient {
     return callRoute(this.url, stop ? REST.stop : REST.savepoint, { params: { id }, body: { directory } });
   }
 
+  /** A savepoint's status: IN_PROGRESS, COMPLETED with its path, or FAILED with why. */
   savepointStatus(id: string, savepoint: number) {
     return callRoute(this.url, REST.savepointStatus, { params: { id, sid: String(savepoint) } });
   }
 
+  /** Cancels a job; its state then. SPW_ERR_JOB_ENDED (409) once it ended. */
   cancel(id: string) {
     return callRoute(this.url, REST.cancel, { params: { id }, body: {} });
   }
 
+  /** The cluster at a glance, and who leads. */
   overview(options: CallOptions = {}) {
     return callRoute(this.url, REST.overview, { params: NONE }, options);
   }
 
+  /** The TaskManagers registered now. */
   async taskManagers() {
     return (await callRoute(this.url, REST.taskManagers, { params: NONE })).taskmanagers;
   }
 
+  /** A TaskManager as registered, with what it holds now. */
   taskManager(id: string) {
     return callRoute(this.url, REST.taskManager, { params: { id } });
   }
@@ -93,6 +102,7 @@ export class RestClient {
     return (await callRoute(this.url, REST.sql, { params: NONE, body }, options)).results;
   }
 
+  /** Resolves if the JobManager serves. */
   healthz(options: CallOptions = {}) {
     return callRoute(this.url, REST.healthz, { params: NONE }, options);
   }

@@ -2,28 +2,14 @@ import { sqlDetails } from '../../sql/SqlJob.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
 import type { ExecutionEdge, ExecutionGraph } from '../scheduler/ExecutionGraph.js';
-import type { ErrorCode } from '../../errors/Errors.js';
-import type { JobState } from '../../lifecycle/JobState.js';
 import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
-import type { PartitionTypeName } from '../../rpc/TaskDeployment.js';
 import type { EdgeView, JobRecord, TaskView } from '../store/JobStore.js';
 import { eventTime, type EventTimeFigures } from './EventTimeView.js';
 import type { Job } from './Job.js';
 import type { TaskRates } from './TaskRates.js';
 
-/** An entry of GET /jobs. */
-export interface JobSummary {
-  id: string;
-  name: string;
-  state: JobState;
-  error?: string;
-  errorCode?: ErrorCode;
-  parallelism: number;
-  exchange: PartitionTypeName;
-  submitted: number;
-  /** From its start to its end, or to now while it runs; 0 before it started. */
-  durationMs: number;
-}
+/** An entry of GET /jobs; `durationMs` from its start to its end, or to now while it runs (0 before it started). */
+export type JobSummary = Pick<JobRecord, 'id' | 'name' | 'state' | 'error' | 'errorCode' | 'parallelism' | 'exchange' | 'submitted'> & { durationMs: number };
 
 /** A task as GET /jobs/:id shows it: its rates beside its counters. */
 export type TaskDetails = Omit<TaskView, 'rates'> & Partial<TaskRates>;
