@@ -3,9 +3,20 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+/** The built-in error classes: none is made or extended in src/, whose errors are SpillwayErrors with a code. */
+const BUILTIN_ERROR = '/^(Error|RangeError|TypeError|SyntaxError|ReferenceError|EvalError|URIError|AggregateError)$/';
+const CODED = 'a SpillwayError with a code from src/errors/Errors.ts';
+const CODED_ERRORS = [
+  { selector: `NewExpression[callee.name=${BUILTIN_ERROR}]`, message: `throw ${CODED}, not a built-in error` },
+  { selector: `CallExpression[callee.name=${BUILTIN_ERROR}]`, message: `throw ${CODED}, not a built-in error` },
+  { selector: `:matches(ClassDeclaration, ClassExpression)[superClass.name=${BUILTIN_ERROR}]`, message: `extend SpillwayError (src/errors/Errors.ts), not a built-in error, so the class carries a code` },
+  { selector: 'ThrowStatement > :matches(Literal, TemplateLiteral)', message: `throw ${CODED}, not a bare value` },
+];
+
 export default tseslint.config(
-  // test/fixtures/cycle/ is an import cycle on purpose: test/lint-cycles.test.ts lints it (as if it were the project) to show the rule fails on one.
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', '.scratch/', 'test/fixtures/cycle/'] },
+  // test/fixtures/cycle/ is an import cycle on purpose, test/fixtures/uncoded-errors/ throws uncoded errors on purpose:
+  // test/unit/lint-cycles.test.ts and test/unit/lint-errors.test.ts lint them (as if each were the project) to show the rules fail on them.
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', '.scratch/', 'test/fixtures/cycle/', 'test/fixtures/uncoded-errors/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -27,8 +38,26 @@ export default tseslint.config(
     // Packages are not followed (a cycle through node_modules is not ours): the rule then costs the lint about 3 s, not 11.
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // Every error a user can see carries a catalogued code (src/errors/Errors.ts).
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Error']", message: "throw a SpillwayError with a code from src/errors/Errors.ts, not a plain Error" }],
+      // Every error a user can see carries a catalogued code (src/errors/Errors.ts): no built-in error class is made,
+      // extended or thrown bare, nor a string thrown (test/unit/lint-errors.test.ts shows each refused).
+      'no-restricted-syntax': ['error', ...CODED_ERRORS],
+    },
+  },
+  {
+    // The two threads of a TaskManager meet only in what sits at the top of src/network/ (buffers, the handover, events,
+    // the channel and writer contracts): a task thread's class never reaches into the network thread's, nor the reverse.
+    files: ['src/network/**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            { target: './src/network/taskThread', from: './src/network/networkThread', message: 'the task thread reads the network thread only through src/network/handover/' },
+            { target: './src/network/networkThread', from: './src/network/taskThread', message: 'the network thread reaches the task thread only through src/network/handover/' },
+          ],
+        },
+      ],
     },
   },
   {

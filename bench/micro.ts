@@ -10,9 +10,9 @@ import { seededRandom, vocabulary } from '../src/job/Corpus.js';
 import { BufferPool } from '../src/network/buffer/BufferPool.js';
 import { NetworkBuffer, UNPOOLED } from '../src/network/buffer/NetworkBuffer.js';
 import { DEFAULT_SEGMENT_SIZE, NetworkBufferPool } from '../src/network/buffer/NetworkBufferPool.js';
-import { NEED_MORE, RecordDeserializer } from '../src/network/serialization/RecordDeserializer.js';
-import { RecordSerializer } from '../src/network/serialization/RecordSerializer.js';
-import { KeyGroupSelector, RangeSelector, RebalanceSelector, type ChannelSelector } from '../src/network/writer/ChannelSelector.js';
+import { NEED_MORE, RecordDeserializer } from '../src/network/taskThread/serialization/RecordDeserializer.js';
+import { RecordSerializer } from '../src/network/taskThread/serialization/RecordSerializer.js';
+import { KeyGroupSelector, RangeSelector, RebalanceSelector, type ChannelSelector } from '../src/network/taskThread/writer/ChannelSelector.js';
 
 /** Records per benchmark iteration: enough to fill many buffers and make timer cost negligible. */
 const BATCH = 10_000;

@@ -14,7 +14,7 @@ import type { TaskManagerInfo } from '../src/jobmanager/cluster/TaskManagerRegis
 import { ExecutionGraph } from '../src/jobmanager/scheduler/ExecutionGraph.js';
 import { PartitionTracker } from '../src/jobmanager/scheduler/PartitionTracker.js';
 import { regionsToRestart } from '../src/jobmanager/scheduler/PipelinedRegions.js';
-import { partitionType } from '../src/network/partition/PartitionTypes.js';
+import { partitionType } from '../src/network/networkThread/partition/PartitionTypes.js';
 import { runSynthetic, withCluster, type Exchange } from './cluster.js';
 
 /** Slots of a simulated TaskManager: 1,000 of them hold a 10,000-wide job. */

@@ -5,12 +5,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SharedSegments } from '../src/network/buffer/NetworkBufferPool.js';
-import type { InputGate } from '../src/network/consumer/InputGate.js';
-import { RecordReader } from '../src/network/consumer/RecordReader.js';
-import { HandoverLink, type HandoverRings } from '../src/network/thread/HandoverLink.js';
-import { TaskEnd } from '../src/network/thread/TaskEnd.js';
-import { RebalanceSelector } from '../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../src/network/writer/RecordWriter.js';
+import type { InputGate } from '../src/network/taskThread/consumer/InputGate.js';
+import { RecordReader } from '../src/network/taskThread/consumer/RecordReader.js';
+import { HandoverLink, type HandoverRings } from '../src/network/handover/HandoverLink.js';
+import { TaskEnd } from '../src/network/taskThread/TaskEnd.js';
+import { RebalanceSelector } from '../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../src/network/taskThread/writer/RecordWriter.js';
 import { BUFFERS, PARTITION_ID, sampleRecords, type TransportCase } from './transportCases.js';
 
 export interface TransportThreadData {

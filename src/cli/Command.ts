@@ -12,7 +12,7 @@ export interface Command {
   readonly name: string;
   readonly summary: string;
   help(): string;
-  /** Its every option on one line, for the README. */
+  /** Its every option on one line, for docs/operations.md. */
   synopsis(): string;
   run(args: string[]): Promise<Outcome>;
 }

@@ -205,7 +205,7 @@ export function formatHelp(command: string, summary: string, table: OptionTable,
   return [`usage: spillway ${[command, ...args, '[options]'].join(' ')}`, '', summary, '', 'options:', ...lines].join('\n');
 }
 
-/** A command's every option on one line, as the README lists it: `spillway submit JOB_NAME|FILE [--jobmanager URL] [--param k=v ...] ...`. */
+/** A command's every option on one line, as docs/operations.md lists it: `spillway submit JOB_NAME|FILE [--jobmanager URL] [--param k=v ...] ...`. */
 export function synopsis(command: string, table: OptionTable, positionals: readonly Positional[]): string {
   const options = Object.entries(table).map(([name, spec]) => {
     const value = placeholder(spec);

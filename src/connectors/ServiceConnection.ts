@@ -34,6 +34,9 @@ export function urlProblem(url: unknown, protocols: readonly string[]): string |
   return protocols.includes(protocol) ? undefined : `needs a url of ${protocols.join(' or ')}, not ${protocol}`;
 }
 
+/** A name a service's field takes (a table, a column, a stream key): a non-empty string. */
+export const isName = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
 /** A positive number of ms, or undefined; else what is wrong with it. */
 export function msProblem(name: string, value: unknown): string | undefined {
   if (value === undefined || (typeof value === 'number' && Number.isFinite(value) && value > 0)) return undefined;

@@ -3,14 +3,14 @@
  * `lib/errors.js` is the model): the code, the HTTP status a REST answer gives it,
  * and what it means. REST error bodies are `{"code", "error"}`; a task's failure
  * crosses threads and processes as a SerializedError; tests assert codes, not prose.
- * The README's error table is checked against this catalogue (test/unit/errors.test.ts).
+ * docs/errors.md's table is checked against this catalogue (test/unit/docs.test.ts).
  *
  * Sections by where the error is raised; add a code to its section, with its meaning.
  */
 export interface ErrorSpec {
   /** The HTTP status of a REST answer that carries it. */
   status: number;
-  /** What it means, for the README's table: a sentence. */
+  /** What it means, for docs/errors.md's table: a sentence. */
   meaning: string;
 }
 
@@ -24,7 +24,7 @@ export const ERRORS = {
   SPW_ERR_MODULE_TOO_LARGE: { status: 413, meaning: "a module upload is larger than the JobManager's --max-module-size" },
   SPW_ERR_UNKNOWN_PARTITION_TYPE: { status: 400, meaning: 'an exchange names a partition type no process registered' },
   SPW_ERR_COLLECT_LIMIT: { status: 500, meaning: 'a collect sink was given more records than it holds; give the job an output folder' },
-  SPW_ERR_USER_CODE: { status: 500, meaning: "the job's own code threw while a task ran it" },
+  SPW_ERR_USER_CODE: { status: 500, meaning: "the job's own code threw while a task ran it, or gave an answer out of range (a custom partitioner's channel)" },
   SPW_ERR_UNBOUNDED_JOB: { status: 400, meaning: 'an unbounded job (one that reads an unbounded source) has an edge that is not pipelined, or an operator that gives out its records only when its input ends' },
 
   // SQL statements (src/sql/).
@@ -75,6 +75,7 @@ export const ERRORS = {
   SPW_ERR_SPILL_MISSING: { status: 500, meaning: 'a spill file of a sort, aggregation or join is gone' },
   SPW_ERR_SPILL_CORRUPT: { status: 500, meaning: 'a spill file of a sort, aggregation or join is damaged' },
   SPW_ERR_SINK_IO: { status: 500, meaning: 'a sink could not create its folder, open or write its file, or could not reach or write to its service (Redis, PostgreSQL: the message names it and its URL)' },
+  SPW_ERR_INVALID_KEY: { status: 500, meaning: 'a key selector gave a key that cannot be hashed, a symbol or a function (a key is a string, number, bigint, boolean, null, byte array, or an array or plain object of them)' },
   SPW_ERR_SINK_RECORD: { status: 500, meaning: 'a sink was given a record it cannot write: a Redis stream entry needs an object of one field or more, a PostgreSQL row an object of its columns' },
   SPW_ERR_SOURCE_IO: { status: 500, meaning: 'a source could not list or read its input, or could not reach or query its service (Redis, PostgreSQL: the message names it and its URL)' },
   SPW_ERR_MALFORMED_INPUT: { status: 422, meaning: 'an input file is malformed (a JSON line, a CSV quote or field, a Parquet footer or row group, a gzip or zstd stream); the message names the file and the line, row group or byte offset' },
@@ -89,16 +90,17 @@ export const ERRORS = {
   SPW_ERR_PARTITION_NOT_FOUND: { status: 500, meaning: 'a consumer asked for a partition its TaskManager does not have' },
   SPW_ERR_PARTITION_IO: { status: 500, meaning: 'a blocking, sort-merge or hybrid partition could not write or read its file' },
   SPW_ERR_CORRUPT_PARTITION_FILE: { status: 500, meaning: "a blocking, sort-merge or hybrid partition's file is damaged or truncated" },
+  SPW_ERR_UNSERIALIZABLE_RECORD: { status: 500, meaning: 'a record cannot be sent to the next task: msgpack does not carry it (a symbol, an integer wider than 64 bits, a cycle), or its batch packs into more than 1 GiB' },
   SPW_ERR_CORRUPT_FRAME: { status: 500, meaning: 'a data connection carried a frame, buffer or record that does not decode' },
   SPW_ERR_CONNECTION_LOST: { status: 500, meaning: 'a data connection to a peer TaskManager was refused, reset or closed' },
   SPW_ERR_DATA_AUTH: { status: 500, meaning: "a data connection's peer failed the handshake keyed by the cluster secret" },
   SPW_ERR_COMPRESSION: { status: 400, meaning: 'an unknown compression codec, or a compressed buffer that does not decompress' },
 
   // Processes and their configuration.
-  SPW_ERR_CONFIG: { status: 400, meaning: 'a setting of a process is missing or out of range (secret, TLS files, host, memory)' },
+  SPW_ERR_CONFIG: { status: 400, meaning: 'a setting of a process is missing or out of range (secret, TLS files, host, memory, buffer size), or a --partition-type module does not load or does not export partition types' },
   SPW_ERR_USAGE: { status: 400, meaning: 'a command line names an unknown command or option, or gives an option a bad value' },
   SPW_ERR_PROCESS: { status: 500, meaning: 'a process of a local cluster could not start or stopped' },
-  SPW_ERR_INTERNAL: { status: 500, meaning: 'an error without a code of its own (a bug: please report it)' },
+  SPW_ERR_INTERNAL: { status: 500, meaning: 'an internal check failed, or an error came without a code of its own (a bug: please report it)' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -107,6 +109,7 @@ export type ErrorCode = keyof typeof ERRORS;
  * An error with a code from the catalogue. `status` is the code's HTTP status;
  * `cause` (ES2022) keeps the error it wraps.
  */
+// eslint-disable-next-line no-restricted-syntax -- the catalogue's base class: a coded error is an Error for stacks, `cause` and `instanceof Error`.
 export class SpillwayError extends Error {
   constructor(
     readonly code: ErrorCode,

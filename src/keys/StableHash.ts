@@ -1,3 +1,5 @@
+import { SpillwayError } from '../errors/Errors.js';
+
 /**
  * A hash of a key that is the same in every process and on every run: strings by
  * their UTF-16 code units, numbers by value (integers as such, others by their
@@ -23,7 +25,7 @@ export function stableHash(key: unknown): number {
     case 'object':
       return hashObject(key);
     default:
-      throw new TypeError(`cannot hash a key of type ${typeof key}`);
+      throw new SpillwayError('SPW_ERR_INVALID_KEY', `cannot hash a key of type ${typeof key}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ErrorCode, SerializedError } from '../errors/Errors.js';
-import type { Barrier } from '../network/serialization/Events.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
+import type { Barrier } from '../network/Events.js';
+import type { TaskBufferStats } from '../network/networkThread/NetworkEnd.js';
 import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskDeploymentMessage, TaskStateReport } from './TaskDeployment.js';
 
 /**

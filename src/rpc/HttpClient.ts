@@ -61,14 +61,19 @@ export function authorizationHeader(url?: string): Record<string, string> {
  * (its body is `{"code", "error"}`); `code` is SPW_ERR_CONTROL_CALL when the body
  * carries no catalogued one.
  */
-export class HttpError extends Error {
+export class HttpError extends SpillwayError {
   constructor(
-    readonly status: number,
+    private readonly answerStatus: number,
     message: string,
-    readonly code: ErrorCode = 'SPW_ERR_CONTROL_CALL',
+    code: ErrorCode = 'SPW_ERR_CONTROL_CALL',
   ) {
-    super(message);
+    super(code, message);
     this.name = 'HttpError';
+  }
+
+  /** The answer's own status, which a proxy or another version may give other than the code's. */
+  override get status(): number {
+    return this.answerStatus;
   }
 }
 

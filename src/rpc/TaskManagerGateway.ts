@@ -1,4 +1,4 @@
-import type { Barrier } from '../network/serialization/Events.js';
+import type { Barrier } from '../network/Events.js';
 import { TASKMANAGER_ROUTES as TM, type Registration, type TaskManagerStatus } from './ControlPlane.js';
 import type { Fence } from '../ha/Fence.js';
 import { callRoute } from './HttpClient.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_PARALLELISM } from '../network/writer/ChannelSelector.js';
+import { DEFAULT_MAX_PARALLELISM } from '../network/taskThread/writer/ChannelSelector.js';
 import type { StatefulOperator } from './checkpoint/OperatorState.js';
 import { KeyedState } from './state/KeyedState.js';
 import { StateBudget } from './state/StateBudget.js';

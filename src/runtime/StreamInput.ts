@@ -1,8 +1,8 @@
 import { SpillwayError } from '../errors/Errors.js';
 import type { NetworkBuffer } from '../network/buffer/NetworkBuffer.js';
-import type { InputGate } from '../network/consumer/InputGate.js';
-import { EventType, eventOf } from '../network/serialization/Events.js';
-import { NEED_MORE, RecordDeserializer } from '../network/serialization/RecordDeserializer.js';
+import type { InputGate } from '../network/taskThread/consumer/InputGate.js';
+import { EventType, eventOf } from '../network/Events.js';
+import { NEED_MORE, RecordDeserializer } from '../network/taskThread/serialization/RecordDeserializer.js';
 import type { Mailbox, TaskTime } from './time/Mailbox.js';
 import { WatermarkValve } from './time/WatermarkValve.js';
 import { BarrierHandler, type ChannelState, type CheckpointActions } from './checkpoint/BarrierHandler.js';

@@ -1,6 +1,6 @@
 import type https from 'node:https';
 import Fastify, { type FastifyHttpsOptions, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { TLS_MIN_VERSION } from '../network/transport/TransportSecurity.js';
+import { TLS_MIN_VERSION } from '../network/networkThread/transport/TransportSecurity.js';
 import type { ClusterSecret } from './ClusterSecret.js';
 import { requireBearerAuth } from './RestAuth.js';
 import type { TlsMaterial } from './TlsFiles.js';

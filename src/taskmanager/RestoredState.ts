@@ -1,6 +1,6 @@
 import { SpillwayError } from '../errors/Errors.js';
 import type { KeyFn } from '../job/JobDefinition.js';
-import { channelForKey, DEFAULT_MAX_PARALLELISM } from '../network/writer/ChannelSelector.js';
+import { channelForKey, DEFAULT_MAX_PARALLELISM } from '../network/taskThread/writer/ChannelSelector.js';
 import type { TaskRestore } from '../rpc/TaskDeployment.js';
 import type { ChannelState } from '../runtime/checkpoint/BarrierHandler.js';
 import type { InputInFlight, OutputInFlight } from '../runtime/checkpoint/InFlightData.js';

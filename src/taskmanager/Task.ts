@@ -3,8 +3,8 @@ import type { SourceContext } from '../connectors/SourceSpec.js';
 import { isBounded, normalizeStage, timestampedStages, type JobDefinition, type KeyFn, type StageDefinition } from '../job/JobDefinition.js';
 import type { TaskCheckpointConfig, TaskCounters, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import { SpillwayError } from '../errors/Errors.js';
-import type { InputGate } from '../network/consumer/InputGate.js';
-import { RecordReader } from '../network/consumer/RecordReader.js';
+import type { InputGate } from '../network/taskThread/consumer/InputGate.js';
+import { RecordReader } from '../network/taskThread/consumer/RecordReader.js';
 import type { Chain } from '../runtime/Chain.js';
 import { compileChain, compileInputs } from '../runtime/OperatorChain.js';
 import { dataHolders, operatorSpec } from '../runtime/operators/Operators.js';
@@ -17,7 +17,7 @@ import { TaskCheckpoints, type CheckpointAck } from './TaskCheckpoints.js';
 import { restoredState, type InputRouting, type RestoredState } from './RestoredState.js';
 import type { SinkWriter } from '../connectors/SinkSpec.js';
 import type { SerializedError } from '../errors/Errors.js';
-import type { Barrier } from '../network/serialization/Events.js';
+import type { Barrier } from '../network/Events.js';
 
 export { MAX_COLLECTED_RECORDS } from '../connectors/CollectSink.js';
 

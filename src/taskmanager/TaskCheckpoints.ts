@@ -1,6 +1,6 @@
 import type { SinkWriter } from '../connectors/SinkSpec.js';
 import { serializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
-import type { Barrier } from '../network/serialization/Events.js';
+import type { Barrier } from '../network/Events.js';
 import type { BarrierTiming, ChannelState, CheckpointActions } from '../runtime/checkpoint/BarrierHandler.js';
 import { inFlightSize, type InputInFlight } from '../runtime/checkpoint/InFlightData.js';
 import type { OperatorSnapshot } from '../runtime/checkpoint/OperatorState.js';

@@ -1,11 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { executionId, type TaskCounters, type TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
-import { networkCounters } from '../network/NetworkCounters.js';
+import { networkCounters } from '../network/networkThread/NetworkCounters.js';
 import { DEFAULT_METRICS_RETENTION_MS } from '../ServerOptions.js';
-import type { ShuffleEnvironment } from '../network/ShuffleEnvironment.js';
-import type { TaskBufferStats } from '../network/thread/NetworkEnd.js';
-
-/** How long an ended task's series stay in /metrics, so that a scrape after its end still sees its totals. */
+import type { ShuffleEnvironment } from '../network/networkThread/ShuffleEnvironment.js';
+import type { TaskBufferStats } from '../network/networkThread/NetworkEnd.js';
 
 /** A task as the metrics see it: its ids, counters and buffers, read at scrape time. */
 export interface MeteredTask {
@@ -15,6 +13,12 @@ export interface MeteredTask {
 }
 
 type TaskLabels = 'job' | 'stage' | 'subtask';
+const TASK_LABELS: TaskLabels[] = ['job', 'stage', 'subtask'];
+/** A task's series: its labels and its counters. */
+interface TaskSeries {
+  labels: Record<TaskLabels, string>;
+  counters: TaskCounters;
+}
 
 /**
  * A TaskManager's /metrics (Prometheus text, prom-client): the process's default
@@ -26,7 +30,7 @@ type TaskLabels = 'job' | 'stage' | 'subtask';
 export class TaskManagerMetrics {
   readonly registry = new Registry();
   /** Ended tasks' last counters, by execution (task and attempt): a restarted subtask's next attempt is another. */
-  private readonly ended = new Map<string, { labels: Record<TaskLabels, string>; counters: TaskCounters; at: number }>();
+  private readonly ended = new Map<string, TaskSeries & { at: number }>();
 
   constructor(
     private readonly env: ShuffleEnvironment,
@@ -34,21 +38,21 @@ export class TaskManagerMetrics {
     private readonly retentionMs = DEFAULT_METRICS_RETENTION_MS,
   ) {
     collectDefaultMetrics({ register: this.registry });
-    this.taskCounter('spillway_task_busy_seconds_total', 'Time tasks spent processing records (Flink busyTime)', (c) => (c.busyMs ?? 0) / 1000);
-    this.taskCounter('spillway_task_backpressured_seconds_total', 'Time tasks waited for an output buffer (Flink backPressuredTime)', (c) => (c.backPressuredMs ?? 0) / 1000);
-    this.taskCounter('spillway_task_idle_seconds_total', 'Time tasks waited for input (Flink idleTime)', (c) => (c.idleMs ?? 0) / 1000);
-    this.taskCounter('spillway_task_records_in_total', 'Records tasks read from their inputs', (c) => c.recordsIn);
-    this.taskCounter('spillway_task_records_out_total', 'Records tasks wrote to their outputs', (c) => c.recordsOut);
-    this.taskCounter('spillway_task_bytes_in_total', 'Bytes of buffers tasks read', (c) => c.bytesIn);
-    this.taskCounter('spillway_task_bytes_out_total', 'Bytes of buffers tasks wrote', (c) => c.bytesOut);
-    this.taskCounter('spillway_task_malformed_records_total', "Records tasks' sources skipped as malformed (onError: 'skip')", (c) => c.malformedRecords ?? 0);
-    this.taskCounter('spillway_task_late_records_dropped_total', "Records tasks' windows dropped as later than their allowed lateness (unbounded jobs)", (c) => c.lateRecordsDropped ?? 0);
-    this.taskGauge('spillway_task_watermark_milliseconds', "Tasks' current input watermark, event time in ms (unbounded jobs)", (c) => c.watermark ?? undefined);
-    this.taskGauge('spillway_task_watermark_lag_milliseconds', "How far tasks' input watermark trails the wall clock, ms (unbounded jobs)", (c) => (c.watermark == null ? undefined : Date.now() - c.watermark));
-    this.taskGauge('spillway_task_state_bytes', 'Bytes of state (keyed state, windows, timers) tasks hold, estimated (unbounded jobs)', (c) => c.stateBytes);
+    this.taskMetric('counter', 'spillway_task_busy_seconds_total', 'Time tasks spent processing records (Flink busyTime)', (c) => (c.busyMs ?? 0) / 1000);
+    this.taskMetric('counter', 'spillway_task_backpressured_seconds_total', 'Time tasks waited for an output buffer (Flink backPressuredTime)', (c) => (c.backPressuredMs ?? 0) / 1000);
+    this.taskMetric('counter', 'spillway_task_idle_seconds_total', 'Time tasks waited for input (Flink idleTime)', (c) => (c.idleMs ?? 0) / 1000);
+    this.taskMetric('counter', 'spillway_task_records_in_total', 'Records tasks read from their inputs', (c) => c.recordsIn);
+    this.taskMetric('counter', 'spillway_task_records_out_total', 'Records tasks wrote to their outputs', (c) => c.recordsOut);
+    this.taskMetric('counter', 'spillway_task_bytes_in_total', 'Bytes of buffers tasks read', (c) => c.bytesIn);
+    this.taskMetric('counter', 'spillway_task_bytes_out_total', 'Bytes of buffers tasks wrote', (c) => c.bytesOut);
+    this.taskMetric('counter', 'spillway_task_malformed_records_total', "Records tasks' sources skipped as malformed (onError: 'skip')", (c) => c.malformedRecords ?? 0);
+    this.taskMetric('counter', 'spillway_task_late_records_dropped_total', "Records tasks' windows dropped as later than their allowed lateness (unbounded jobs)", (c) => c.lateRecordsDropped ?? 0);
+    this.taskMetric('gauge', 'spillway_task_watermark_milliseconds', "Tasks' current input watermark, event time in ms (unbounded jobs)", (c) => c.watermark ?? undefined);
+    this.taskMetric('gauge', 'spillway_task_watermark_lag_milliseconds', "How far tasks' input watermark trails the wall clock, ms (unbounded jobs)", (c) => (c.watermark == null ? undefined : Date.now() - c.watermark));
+    this.taskMetric('gauge', 'spillway_task_state_bytes', 'Bytes of state (keyed state, windows, timers) tasks hold, estimated (unbounded jobs)', (c) => c.stateBytes);
     for (const q of ['p50', 'p99'] as const) {
-      this.taskGauge(`spillway_task_latency_${q}_milliseconds`, `${q} of the latency of latency markers from the sources to a sink task, ms, over its latest samples`, (c) => c.latency?.[q]);
-      this.taskGauge(`spillway_task_watermark_latency_${q}_milliseconds`, `${q} of how long watermarks took from their assigner to a sink task, ms, over its latest samples`, (c) => c.watermarkLatency?.[q]);
+      this.taskMetric('gauge', `spillway_task_latency_${q}_milliseconds`, `${q} of the latency of latency markers from the sources to a sink task, ms, over its latest samples`, (c) => c.latency?.[q]);
+      this.taskMetric('gauge', `spillway_task_watermark_latency_${q}_milliseconds`, `${q} of how long watermarks took from their assigner to a sink task, ms, over its latest samples`, (c) => c.watermarkLatency?.[q]);
     }
     this.networkMetrics();
   }
@@ -73,44 +77,26 @@ export class TaskManagerMetrics {
    * under the same labels: a counter sums them (it never goes back), a gauge keeps the
    * live one's value, set last.
    */
-  private *tasks(): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> {
+  private *tasks(): Iterable<TaskSeries> {
     const now = Date.now();
     for (const [id, task] of this.ended) if (now - task.at > this.retentionMs) this.ended.delete(id);
     yield* this.ended.values();
     for (const task of this.live()) if (!this.ended.has(executionOf(task.descriptor))) yield { labels: labelsOf(task.descriptor), counters: task.counters };
   }
 
-  /** A per-task counter set from the tasks' totals at each scrape (a counter's series are rebuilt, so expired tasks vanish). */
-  private taskCounter(name: string, help: string, value: (counters: TaskCounters) => number): void {
-    const tasks = (): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> => this.tasks();
-    new Counter<TaskLabels>({
-      name,
-      help,
-      labelNames: ['job', 'stage', 'subtask'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const task of tasks()) this.inc(task.labels, value(task.counters));
-      },
-    });
-  }
-
-  /** A per-task gauge, set at each scrape for the tasks that have a value for it. */
-  private taskGauge(name: string, help: string, value: (counters: TaskCounters) => number | undefined): void {
-    const tasks = (): Iterable<{ labels: Record<TaskLabels, string>; counters: TaskCounters }> => this.tasks();
-    new Gauge<TaskLabels>({
-      name,
-      help,
-      labelNames: ['job', 'stage', 'subtask'],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const task of tasks()) {
-          const v = value(task.counters);
-          if (v !== undefined) this.set(task.labels, v);
-        }
-      },
-    });
+  /**
+   * A per-task metric, its series rebuilt at each scrape (so expired tasks vanish) for
+   * the tasks that have a value for it: a counter adds up the attempts under the same
+   * labels, a gauge keeps the value set last (tasks()).
+   */
+  private taskMetric(type: 'counter' | 'gauge', name: string, help: string, value: (counters: TaskCounters) => number | undefined): void {
+    const values = (): Iterable<[Record<TaskLabels, string>, number]> => valuesOf(this.tasks(), value);
+    const config = { name, help, labelNames: TASK_LABELS, registers: [this.registry] };
+    if (type === 'counter') {
+      new Counter<TaskLabels>({ ...config, collect() { this.reset(); for (const [labels, v] of values()) this.inc(labels, v); } });
+    } else {
+      new Gauge<TaskLabels>({ ...config, collect() { this.reset(); for (const [labels, v] of values()) this.set(labels, v); } });
+    }
   }
 
   /** Buffers in use over the most the pools may take, of the partitions' pools (output) and the gates' (input); 0 without pools. */
@@ -218,4 +204,12 @@ function executionOf(descriptor: TaskDeploymentDescriptor): string {
 
 function labelsOf(descriptor: TaskDeploymentDescriptor): Record<TaskLabels, string> {
   return { job: descriptor.jobId, stage: descriptor.stage, subtask: String(descriptor.subtask) };
+}
+
+/** Each task's labels and its value of a metric, where it has one. */
+function* valuesOf(tasks: Iterable<TaskSeries>, value: (counters: TaskCounters) => number | undefined): Iterable<[Record<TaskLabels, string>, number]> {
+  for (const task of tasks) {
+    const v = value(task.counters);
+    if (v !== undefined) yield [task.labels, v];
+  }
 }

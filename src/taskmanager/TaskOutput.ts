@@ -2,8 +2,8 @@ import { sinkSpec } from '../connectors/Sinks.js';
 import type { SinkContext, SinkWriter } from '../connectors/SinkSpec.js';
 import { SpillwayError } from '../errors/Errors.js';
 import type { Partitioning, StageDefinition } from '../job/JobDefinition.js';
-import type { ResultPartitionWriter } from '../network/partition/ResultPartitionWriter.js';
-import { encodeEvent, EventType, type Barrier } from '../network/serialization/Events.js';
+import type { ResultPartitionWriter } from '../network/ResultPartitionWriter.js';
+import { encodeEvent, EventType, type Barrier } from '../network/Events.js';
 import {
   BroadcastSelector,
   ForwardSelector,
@@ -11,8 +11,8 @@ import {
   RangeSelector,
   RebalanceSelector,
   type ChannelSelector,
-} from '../network/writer/ChannelSelector.js';
-import { RecordWriter } from '../network/writer/RecordWriter.js';
+} from '../network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../network/taskThread/writer/RecordWriter.js';
 import type { OutputDescriptor } from '../rpc/TaskDeployment.js';
 import { combining, type Chain, type Emit } from '../runtime/Chain.js';
 import { edgePlan } from '../runtime/EdgePlan.js';

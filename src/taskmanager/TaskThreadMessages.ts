@@ -1,7 +1,7 @@
 import type { SerializedError } from '../errors/Errors.js';
 import type { TaskEndState } from '../lifecycle/TaskState.js';
 import type { SharedSegments } from '../network/buffer/NetworkBufferPool.js';
-import type { HandoverRings } from '../network/thread/HandoverLink.js';
+import type { HandoverRings } from '../network/handover/HandoverLink.js';
 import type { Split, TaskCounters, TaskDeploymentDescriptor } from '../rpc/TaskDeployment.js';
 import type { ManagedMemorySpec } from '../runtime/memory/ManagedMemory.js';
 import type { CheckpointMessage } from './Task.js';

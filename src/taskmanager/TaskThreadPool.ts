@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { SpillwayError } from '../errors/Errors.js';
-import { createHandoverRings, HandoverLink } from '../network/thread/HandoverLink.js';
+import { createHandoverRings, HandoverLink } from '../network/handover/HandoverLink.js';
 import type { TaskThreadData } from './TaskThreadMessages.js';
 import { log } from '../Logger.js';
 

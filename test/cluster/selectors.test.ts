@@ -5,8 +5,8 @@ import { describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
 import {
   BroadcastSelector,
   CustomSelector,
@@ -16,11 +16,11 @@ import {
   RangeSelector,
   RebalanceSelector,
   type ChannelSelector,
-} from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+} from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, writeAll } from '../helpers/plane.js';
 
-const DIST_SELECTOR = fileURLToPath(new URL('../../dist/src/network/writer/ChannelSelector.js', import.meta.url));
+const DIST_SELECTOR = fileURLToPath(new URL('../../dist/src/network/taskThread/writer/ChannelSelector.js', import.meta.url));
 
 type JsonKey = string | number | JsonKey[] | { [key: string]: JsonKey };
 
@@ -164,11 +164,20 @@ describe('KeyGroupSelector (hash)', () => {
     expect(groups).toEqual(pinned.map(([, small, large]) => [small, large]));
   });
 
+  test('a key that cannot be hashed (a symbol, a function, either inside an array or object) fails with SPW_ERR_INVALID_KEY', () => {
+    const selector = new KeyGroupSelector<unknown>((record) => record);
+    selector.setup(4);
+    for (const key of [Symbol('k'), () => 1, [1, Symbol('k')], { a: 1, f: () => 1 }]) {
+      expect(() => keyGroupOf(key), String(typeof key)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_KEY' }));
+      expect(() => selector.selectChannel(key)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_KEY' }));
+    }
+  });
+
   test('rejects a max parallelism that is not a positive integer, and more channels than key groups', () => {
-    expect(() => new KeyGroupSelector((k) => k, 0)).toThrow(RangeError);
-    expect(() => new KeyGroupSelector((k) => k, 2.5)).toThrow(RangeError);
-    expect(() => new KeyGroupSelector((k) => k, 32769)).toThrow(RangeError);
-    expect(() => new KeyGroupSelector((k) => k, 4).setup(5)).toThrow(RangeError);
+    expect(() => new KeyGroupSelector((k) => k, 0)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_JOB' }));
+    expect(() => new KeyGroupSelector((k) => k, 2.5)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_JOB' }));
+    expect(() => new KeyGroupSelector((k) => k, 32769)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_JOB' }));
+    expect(() => new KeyGroupSelector((k) => k, 4).setup(5)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INVALID_JOB' }));
   });
 });
 
@@ -184,7 +193,7 @@ describe('the other selectors', () => {
       const expected = Array.from({ length: 3 * n + 1 }, (_, i) => (first + i) % n);
       expect(select(selector, expected), `n=${n} start=${start}`).toEqual(expected);
     }
-    expect(() => new RebalanceSelector(1.5)).toThrow(RangeError);
+    expect(() => new RebalanceSelector(1.5)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INTERNAL' }));
   });
 
   test('range: every key in channel i is below boundary i and not below boundary i-1', () => {
@@ -219,7 +228,7 @@ describe('the other selectors', () => {
     selector.setup(4);
     expect(selector.selectChannel(0)).toBe(0);
     expect(selector.selectChannel(1)).toBe(3);
-    for (let i = 2; i < answers.length; i++) expect(() => selector.selectChannel(i)).toThrow(RangeError);
+    for (let i = 2; i < answers.length; i++) expect(() => selector.selectChannel(i), `answer ${answers[i]}`).toThrow(expect.objectContaining({ code: 'SPW_ERR_USER_CODE' }));
     const seen: number[] = [];
     const counting = new CustomSelector<string>((_, n) => (seen.push(n), 0));
     counting.setup(7);
@@ -244,7 +253,7 @@ describe('the other selectors', () => {
       () => new ForwardSelector(),
     ];
     for (const selector of make) {
-      for (const n of [0, -1, 1.5, Number.NaN]) expect(() => selector().setup(n), `${selector().constructor.name} ${n}`).toThrow();
+      for (const n of [0, -1, 1.5, Number.NaN]) expect(() => selector().setup(n), `${selector().constructor.name} ${n}`).toThrow(expect.objectContaining({ code: 'SPW_ERR_INTERNAL' }));
     }
   });
 

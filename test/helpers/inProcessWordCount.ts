@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../../src/network/consumer/InputGate.js';
-import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
+import { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/networkThread/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
 import type { PartitionTypeName } from '../../src/rpc/TaskDeployment.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import { KeyGroupSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import { KeyGroupSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { forEachWord } from '../../src/job/Tokenizer.js';
 
 /** What crosses the exchange: a word and how often one producer saw it. */

@@ -5,8 +5,8 @@ import { SplitAssigner, type AssignerSnapshot } from '../../src/connectors/Split
 import { validateJob, type JobDefinition, type StageDefinition } from '../../src/job/JobDefinition.js';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
 import type { CheckpointAck, OutputDescriptor, TaskDeploymentDescriptor, TaskRestore } from '../../src/rpc/TaskDeployment.js';
 import { Task } from '../../src/taskmanager/Task.js';
 import { KiB, localGate } from './plane.js';

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import type { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../../src/network/consumer/InputGate.js';
-import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import type { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import type { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/networkThread/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import type { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import type { ChannelSource, ShuffleEnvironment } from '../../src/network/networkThread/ShuffleEnvironment.js';
+import type { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;
@@ -18,6 +19,18 @@ export function localGate(manager: ResultPartitionManager, partitionIds: string[
   const gate = new InputGate();
   gate.setChannels(partitionIds.map((partitionId, i) => new LocalInputChannel(i, { partitionId, subpartition }, manager, gate)));
   return gate;
+}
+
+/**
+ * A task's gate over the environment's real channels, read in this thread (in a
+ * TaskManager the task thread reads them through the handover); remote ones share one
+ * pool of exclusive plus floating buffers, which the caller destroys once the gate is closed.
+ */
+export function gateOver(env: ShuffleEnvironment, sources: ChannelSource[], name: string): { gate: InputGate; pool: BufferPool | null } {
+  const gate = new InputGate();
+  const pool = env.reserveGatePool(sources.length, name);
+  gate.setChannels(env.createInputChannels(sources, gate, pool));
+  return { gate, pool: pool.isDestroyed ? null : pool };
 }
 
 /** Reads a gate to its end; the records of each channel, in arrival order. */

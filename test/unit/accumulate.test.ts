@@ -9,7 +9,7 @@ import { forEachWord } from '../../src/job/Tokenizer.js';
 import { countWordGroups, MAX_DISTINCT_WORDS, wordCount, WORD_GROUPS, type WordCountGroup, type WordCountRecord } from '../../src/job/builtins/wordcount/WordCount.js';
 import { WordCounter } from '../../src/job/builtins/wordcount/WordCounter.js';
 import { compileChain } from '../../src/runtime/OperatorChain.js';
-import { channelForKey } from '../../src/network/writer/ChannelSelector.js';
+import { channelForKey } from '../../src/network/taskThread/writer/ChannelSelector.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-accumulate-'));
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import { ForwardSelector, KeyGroupSelector, type ChannelSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import { ForwardSelector, KeyGroupSelector, type ChannelSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, track, turn, writeAll } from '../helpers/plane.js';
 
 const SEGMENT = 4 * KiB;

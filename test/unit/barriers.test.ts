@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { DataType, unpooledBuffer, type NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
-import { InputGate } from '../../src/network/consumer/InputGate.js';
-import { PipelinedSubpartition } from '../../src/network/partition/PipelinedSubpartition.js';
-import type { ResultSubpartitionView } from '../../src/network/partition/ResultSubpartition.js';
-import { eventBuffer, eventOf, EventType, type Barrier } from '../../src/network/serialization/Events.js';
-import { ThreadInputChannel } from '../../src/network/thread/ThreadInputChannel.js';
+import { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import { PipelinedSubpartition } from '../../src/network/networkThread/partition/PipelinedSubpartition.js';
+import type { ResultSubpartitionView } from '../../src/network/networkThread/partition/ResultSubpartition.js';
+import { eventBuffer, eventOf, EventType, type Barrier } from '../../src/network/Events.js';
+import { ThreadInputChannel } from '../../src/network/taskThread/ThreadInputChannel.js';
 import { BarrierHandler, type ChannelState } from '../../src/runtime/checkpoint/BarrierHandler.js';
 import { seededRandom } from '../../src/job/Corpus.js';
-import type { ReaderState } from '../../src/network/serialization/RecordDeserializer.js';
+import type { ReaderState } from '../../src/network/taskThread/serialization/RecordDeserializer.js';
 import type { InputInFlight } from '../../src/runtime/checkpoint/InFlightData.js';
 
 /** A data buffer holding record ids (their bytes stand for the serialized records). */

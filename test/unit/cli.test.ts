@@ -1,6 +1,5 @@
-/** The command line's option tables: parsing, checking, help and the README, without starting a process. */
+/** The command line's option tables: parsing, checking and help, without starting a process (docs/operations.md is checked in docs.test.ts). */
 import { SQL_OPTIONS } from '../../src/cli/commands/SqlCommand.js';
-import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/Commands.js';
 import { JOBMANAGER_OPTIONS } from '../../src/cli/commands/JobManagerCommand.js';
@@ -141,10 +140,3 @@ describe('a local cluster hands each process its own options', () => {
   });
 });
 
-test("the README's command line lists every command with exactly its options", () => {
-  const readme = fs.readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('## Command line'), readme.indexOf('## REST API'));
-  const synopses = /```\n([\s\S]*?)```/.exec(section)![1].trim().split('\n');
-  expect(synopses).toEqual(COMMANDS.map((c) => c.synopsis()));
-  for (const command of COMMANDS) expect(section).toContain(`| \`spillway ${command.name}\` |`);
-});

@@ -1,15 +1,6 @@
-import fs from 'node:fs';
 import { expect, test } from 'vitest';
-import { errorTable } from '../../src/errors/ErrorTable.js';
-import { decodeError, encodeError } from '../../src/network/thread/Handover.js';
+import { decodeError, encodeError } from '../../src/network/handover/Handover.js';
 import { codeOf, deserializeError, ERRORS, serializeError, SpillwayError, type ErrorCode } from '../../src/errors/Errors.js';
-
-test("the README's error table is the catalogue's, row for row (node scripts/error-table.mjs prints it)", () => {
-  const readme = fs.readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Errors'));
-  const table = section.slice(section.indexOf('| code |'), section.indexOf('\n\n', section.indexOf('| code |')));
-  expect(table).toBe(errorTable());
-});
 
 test('every code is SPW_ERR_ in capitals, with a status of 4xx or 5xx and a meaning', () => {
   for (const [code, spec] of Object.entries(ERRORS)) {

@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'vitest';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { InputGate } from '../../src/network/consumer/InputGate.js';
-import { LocalInputChannel } from '../../src/network/consumer/LocalInputChannel.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import { ForwardSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import { LocalInputChannel } from '../../src/network/networkThread/consumer/LocalInputChannel.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import { ForwardSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, turn, writeAll } from '../helpers/plane.js';
 
 const SEGMENT = 4 * KiB;

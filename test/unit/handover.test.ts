@@ -6,14 +6,14 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
 import type { PartitionTypeName } from '../../src/rpc/TaskDeployment.js';
-import { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
-import { createHandoverRings, HandoverLink } from '../../src/network/thread/HandoverLink.js';
-import { NetworkEnd } from '../../src/network/thread/NetworkEnd.js';
-import { TaskEnd } from '../../src/network/thread/TaskEnd.js';
-import { KeyGroupSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { ShuffleEnvironment } from '../../src/network/networkThread/ShuffleEnvironment.js';
+import { createHandoverRings, HandoverLink } from '../../src/network/handover/HandoverLink.js';
+import { NetworkEnd } from '../../src/network/networkThread/NetworkEnd.js';
+import { TaskEnd } from '../../src/network/taskThread/TaskEnd.js';
+import { KeyGroupSelector, RebalanceSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, tempDir, turn } from '../helpers/plane.js';
 import { eventually } from '../helpers/eventually.js';
 

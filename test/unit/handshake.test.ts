@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { FrameDecoder, type ControlFrame } from '../../src/network/transport/FrameDecoder.js';
-import { encodeHandshake } from '../../src/network/transport/FrameEncoder.js';
-import { AuthenticationError, ClientHandshake, ServerHandshake } from '../../src/network/transport/Handshake.js';
-import { CLIENT_AUTH_FRAMES, FRAME_HEAD_BYTES, FrameType, ProtocolError } from '../../src/network/transport/Protocol.js';
+import { FrameDecoder, type ControlFrame } from '../../src/network/networkThread/transport/FrameDecoder.js';
+import { encodeHandshake } from '../../src/network/networkThread/transport/FrameEncoder.js';
+import { AuthenticationError, ClientHandshake, ServerHandshake } from '../../src/network/networkThread/transport/Handshake.js';
+import { CLIENT_AUTH_FRAMES, FRAME_HEAD_BYTES, FrameType, ProtocolError } from '../../src/network/networkThread/transport/Protocol.js';
 import { JobLoader } from '../../src/job/JobLoader.js';
 import { bindPolicy, ClusterSecret, isLoopback, MIN_SECRET_LENGTH } from '../../src/security/ClusterSecret.js';
 import { tempDir } from '../helpers/plane.js';

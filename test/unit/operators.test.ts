@@ -20,7 +20,7 @@ import {
 } from '../../src/index.js';
 import type { Operator } from '../../src/job/JobDefinition.js';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { channelForKey } from '../../src/network/writer/ChannelSelector.js';
+import { channelForKey } from '../../src/network/taskThread/writer/ChannelSelector.js';
 import { combining } from '../../src/runtime/Chain.js';
 import { edgePlan } from '../../src/runtime/EdgePlan.js';
 import { compileChain } from '../../src/runtime/OperatorChain.js';

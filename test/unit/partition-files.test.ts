@@ -8,13 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
 import type { NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
-import type { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
-import { BroadcastSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
-import { KiB, MiB, readByChannel, tempDir, writeAll } from '../helpers/plane.js';
+import type { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ShuffleEnvironment } from '../../src/network/networkThread/ShuffleEnvironment.js';
+import { BroadcastSelector, RebalanceSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
+import { gateOver, KiB, MiB, readByChannel, tempDir, writeAll } from '../helpers/plane.js';
 import { eventually } from '../helpers/eventually.js';
 
 type Row = [number, string];
@@ -42,7 +42,7 @@ function files(dir: string): string[] {
 }
 
 async function readSubpartition(env: ShuffleEnvironment, partition: ResultPartition, subpartition: number): Promise<Row[]> {
-  const { gate } = env.createInputGate([{ address: { partitionId: partition.id, subpartition }, remote: null }], 'reader');
+  const { gate } = gateOver(env, [{ address: { partitionId: partition.id, subpartition }, remote: null }], 'reader');
   const [records] = await readByChannel<Row>(gate);
   return records;
 }
@@ -133,7 +133,7 @@ describe('a damaged partition file fails its reader with a message, never with w
     const failures: string[] = [];
     let seen = 0;
     for (const subpartition of [0, 1]) {
-      const { gate } = env.createInputGate([{ address: { partitionId: partition.id, subpartition }, remote: null }], 'reader');
+      const { gate } = gateOver(env, [{ address: { partitionId: partition.id, subpartition }, remote: null }], 'reader');
       const expected = rows(5000).filter((row) => row[0] % 2 === subpartition);
       let next = 0;
       try {
@@ -162,7 +162,7 @@ describe('sort-merge readers whose consumers wait', () => {
     await writeAll(new RecordWriter<Row>(waiting, new RebalanceSelector(0), -1), rows(5000));
     await writeAll(new RecordWriter<Row>(reading, new RebalanceSelector(0), -1), rows(5000));
     // Three channels nobody polls yet (a join's probe side): each gets its first buffer, then waits.
-    const probe = env.createInputGate([0, 1, 2].map((subpartition) => ({ address: { partitionId: waiting.id, subpartition }, remote: null })), 'probe');
+    const probe = gateOver(env, [0, 1, 2].map((subpartition) => ({ address: { partitionId: waiting.id, subpartition }, remote: null })), 'probe');
     probe.gate.requestPartitions();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await readSubpartition(env, reading, 0), 'the build side, read meanwhile').toEqual(rows(5000));
@@ -179,7 +179,7 @@ describe('blocking readers whose consumers wait', () => {
     await writeAll(new RecordWriter<Row>(partition, new RebalanceSelector(0), -1), rows(10_000));
     expect(partition.bytesSpilled, 'spilled: the data is larger than the budget').toBeGreaterThan(10 * pool.max * pool.segmentSize);
     // Two channels whose consumer took a buffer of each and reads no more: their views read ahead what they could.
-    const waiting = env.createInputGate([0, 1].map((subpartition) => ({ address: { partitionId: partition.id, subpartition }, remote: null })), 'waiting');
+    const waiting = gateOver(env, [0, 1].map((subpartition) => ({ address: { partitionId: partition.id, subpartition }, remote: null })), 'waiting');
     waiting.gate.requestPartitions();
     const held: NetworkBuffer[] = [];
     const channels = new Set<number>();

@@ -7,7 +7,7 @@ import type { JobDefinition, StageDefinition } from '../../src/job/JobDefinition
 import { ExecutionGraph } from '../../src/jobmanager/scheduler/ExecutionGraph.js';
 import { PartitionTracker } from '../../src/jobmanager/scheduler/PartitionTracker.js';
 import type { TaskManagerInfo } from '../../src/jobmanager/cluster/TaskManagerRegistry.js';
-import { partitionType } from '../../src/network/partition/PartitionTypes.js';
+import { partitionType } from '../../src/network/networkThread/partition/PartitionTypes.js';
 
 const TASK_MANAGERS: TaskManagerInfo[] = [1, 2].map((i) => ({
   id: `tm-${i}`,

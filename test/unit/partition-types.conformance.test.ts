@@ -8,15 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { COMPRESSION_CODECS } from '../../src/network/buffer/CompressionCodec.js';
-import type { InputGate } from '../../src/network/consumer/InputGate.js';
-import type { PartitionType } from '../../src/network/partition/PartitionType.js';
-import { partitionType, registerPartitionType } from '../../src/network/partition/PartitionTypes.js';
-import type { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ShuffleEnvironment, type ChannelSource } from '../../src/network/ShuffleEnvironment.js';
-import { BroadcastSelector, CustomSelector, KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import type { InputGate } from '../../src/network/taskThread/consumer/InputGate.js';
+import type { PartitionType } from '../../src/network/networkThread/partition/PartitionType.js';
+import { partitionType, registerPartitionType } from '../../src/network/networkThread/partition/PartitionTypes.js';
+import type { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ShuffleEnvironment, type ChannelSource } from '../../src/network/networkThread/ShuffleEnvironment.js';
+import { BroadcastSelector, CustomSelector, KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import IN_MEMORY from '../fixtures/InMemoryPartitionType.js';
-import { KiB, MiB, readByChannel, tempDir, withSeed, writeAll } from '../helpers/plane.js';
+import { gateOver, KiB, MiB, readByChannel, tempDir, withSeed, writeAll } from '../helpers/plane.js';
 
 type Row = [producer: number, seq: number, text: string];
 
@@ -91,7 +91,7 @@ function gateOf(partitions: ResultPartition[], consumer: number, remote: boolean
     address: { partitionId: p.id, subpartition: consumer },
     remote: remote ? producerEnv.address : null,
   }));
-  const { gate, pool } = env.createInputGate(sources, `gate of consumer ${consumer}`);
+  const { gate, pool } = gateOver(env, sources, `gate of consumer ${consumer}`);
   return { gate, close: () => pool?.destroy() };
 }
 

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { pipelinedRegions, regionsToRestart, type RegionEdge } from '../../src/jobmanager/scheduler/PipelinedRegions.js';
 import { DEFAULT_RESTART, defaultStrategy, restartDelay, restartStrategy } from '../../src/jobmanager/failover/RestartStrategy.js';
-import { partitionType } from '../../src/network/partition/PartitionTypes.js';
+import { partitionType } from '../../src/network/networkThread/partition/PartitionTypes.js';
 
 const maps = ['map.0', 'map.1', 'map.2'];
 const counts = ['count.0', 'count.1', 'count.2'];

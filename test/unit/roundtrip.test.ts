@@ -2,11 +2,11 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
 import type { PartitionTypeName } from '../../src/rpc/TaskDeployment.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import { KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import { KeyGroupSelector, RebalanceSelector, type ChannelSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, expectNoLeak, localGate, readByChannel, seedCount, tempDir, withSeed, writeAll } from '../helpers/plane.js';
 import { RecordGenerator, ShapedStream, Soup, firstSequenceDifference, type Random } from '../helpers/records.js';
 

@@ -2,8 +2,8 @@ import { Packr } from 'msgpackr';
 import { describe, expect, test } from 'vitest';
 import { NetworkBuffer, type BufferRecycler } from '../../src/network/buffer/NetworkBuffer.js';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { NEED_MORE, RecordDeserializer } from '../../src/network/serialization/RecordDeserializer.js';
-import { LENGTH_BYTES, RecordSerializer } from '../../src/network/serialization/RecordSerializer.js';
+import { NEED_MORE, RecordDeserializer } from '../../src/network/taskThread/serialization/RecordDeserializer.js';
+import { LENGTH_BYTES, RecordSerializer } from '../../src/network/taskThread/serialization/RecordSerializer.js';
 import { KiB, MiB, seedCount, withSeed } from '../helpers/plane.js';
 import { RecordGenerator, Soup, firstDifference, firstSequenceDifference, type Random } from '../helpers/records.js';
 
@@ -222,7 +222,19 @@ describe('RecordSerializer and RecordDeserializer', () => {
   test('bigint: 64-bit values round trip as bigint, wider ones are refused when serialized', () => {
     const records = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 64n - 1n];
     expect(roundTrip(records, 4 * KiB)).toEqual(records);
-    expect(() => new RecordSerializer().serialize(2n ** 64n)).toThrow(RangeError);
+    expect(() => new RecordSerializer().serialize(2n ** 64n)).toThrow(expect.objectContaining({ code: 'SPW_ERR_UNSERIALIZABLE_RECORD' }));
+  });
+
+  test('a record msgpack does not carry (a symbol, a cycle, a wide bigint) fails with SPW_ERR_UNSERIALIZABLE_RECORD, and the serializer packs the next one', () => {
+    const cycle: { self?: unknown } = {};
+    cycle.self = cycle;
+    const serializer = new RecordSerializer();
+    for (const record of [Symbol('s'), { s: Symbol('s') }, cycle, [2n ** 64n]]) {
+      expect(() => serializer.serialize(record)).toThrow(expect.objectContaining({ code: 'SPW_ERR_UNSERIALIZABLE_RECORD' }));
+      expect(serializer.hasPending).toBe(false);
+    }
+    serializer.serialize('after');
+    expect(serializer.hasPending).toBe(false);
   });
 
   test('a staged record survives another serializer packing, once detached', () => {

@@ -2,9 +2,9 @@ import { Packr, Unpackr } from 'msgpackr';
 import { describe, expect, test } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
 import { NetworkBuffer } from '../../src/network/buffer/NetworkBuffer.js';
-import { NEED_MORE, RecordDeserializer } from '../../src/network/serialization/RecordDeserializer.js';
-import { LENGTH_BYTES, RecordSerializer, SHAPED_BATCH } from '../../src/network/serialization/RecordSerializer.js';
-import { SKIP_AFTER_MISS } from '../../src/network/serialization/ShapedBatch.js';
+import { NEED_MORE, RecordDeserializer } from '../../src/network/taskThread/serialization/RecordDeserializer.js';
+import { LENGTH_BYTES, RecordSerializer, SHAPED_BATCH } from '../../src/network/taskThread/serialization/RecordSerializer.js';
+import { SKIP_AFTER_MISS } from '../../src/network/taskThread/serialization/ShapedBatch.js';
 import { KiB, seedCount, withSeed } from '../helpers/plane.js';
 import { ShapedStream, Soup, firstSequenceDifference, type Random } from '../helpers/records.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { seededRandom } from '../../src/job/Corpus.js';
-import { createRing, RingReader, RingWriter } from '../../src/network/thread/SharedRing.js';
+import { createRing, RingReader, RingWriter } from '../../src/network/handover/SharedRing.js';
 import { eventually } from '../helpers/eventually.js';
 
 const readers: RingReader[] = [];

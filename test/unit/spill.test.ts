@@ -3,11 +3,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { BufferPool } from '../../src/network/buffer/BufferPool.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
-import { RecordReader } from '../../src/network/consumer/RecordReader.js';
-import { ResultPartition } from '../../src/network/partition/ResultPartition.js';
-import { ResultPartitionManager } from '../../src/network/partition/ResultPartitionManager.js';
-import { ForwardSelector, RebalanceSelector } from '../../src/network/writer/ChannelSelector.js';
-import { RecordWriter } from '../../src/network/writer/RecordWriter.js';
+import { RecordReader } from '../../src/network/taskThread/consumer/RecordReader.js';
+import { ResultPartition } from '../../src/network/networkThread/partition/ResultPartition.js';
+import { ResultPartitionManager } from '../../src/network/networkThread/partition/ResultPartitionManager.js';
+import { ForwardSelector, RebalanceSelector } from '../../src/network/taskThread/writer/ChannelSelector.js';
+import { RecordWriter } from '../../src/network/taskThread/writer/RecordWriter.js';
 import { KiB, MiB, expectNoLeak, localGate, readByChannel, tempDir, writeAll } from '../helpers/plane.js';
 
 const cleanups: (() => void)[] = [];

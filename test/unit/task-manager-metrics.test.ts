@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import type { ShuffleEnvironment } from '../../src/network/ShuffleEnvironment.js';
+import type { ShuffleEnvironment } from '../../src/network/networkThread/ShuffleEnvironment.js';
 import { emptyCounters, type TaskCounters, type TaskDeploymentDescriptor } from '../../src/rpc/TaskDeployment.js';
 import { TaskManagerMetrics, type MeteredTask } from '../../src/taskmanager/TaskManagerMetrics.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { DataType } from '../../src/network/buffer/NetworkBuffer.js';
-import { FrameDecoder, type BufferHeader, type ControlFrame } from '../../src/network/transport/FrameDecoder.js';
+import { FrameDecoder, type BufferHeader, type ControlFrame } from '../../src/network/networkThread/transport/FrameDecoder.js';
 import {
   encodeAddCredit,
   encodeCancelPartitionRequest,
@@ -8,7 +8,7 @@ import {
   encodeErrorResponse,
   encodeHandshake,
   encodePartitionRequest,
-} from '../../src/network/transport/FrameEncoder.js';
+} from '../../src/network/networkThread/transport/FrameEncoder.js';
 import {
   CLIENT_FRAMES,
   CONNECTION_WIDE,
@@ -19,7 +19,7 @@ import {
   PROTOCOL_VERSION,
   ProtocolError,
   SERVER_FRAMES,
-} from '../../src/network/transport/Protocol.js';
+} from '../../src/network/networkThread/transport/Protocol.js';
 import { bufferResponse } from '../fixtures/transportFakeServer.js';
 
 type Event = ControlFrame | { type: 'buffer'; header: BufferHeader; payload: string };
@@ -156,7 +156,7 @@ describe('frame codec', () => {
   });
 
   test('partition ids are limited', () => {
-    expect(() => encodePartitionRequest(1, 'x'.repeat(1025), 0, 1)).toThrow(RangeError);
-    expect(() => encodePartitionRequest(1, '', 0, 1)).toThrow(RangeError);
+    expect(() => encodePartitionRequest(1, 'x'.repeat(1025), 0, 1)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INTERNAL' }));
+    expect(() => encodePartitionRequest(1, '', 0, 1)).toThrow(expect.objectContaining({ code: 'SPW_ERR_INTERNAL' }));
   });
 });

@@ -10,7 +10,7 @@ import { ExecutionGraph } from '../../src/jobmanager/scheduler/ExecutionGraph.js
 import { PartitionTracker } from '../../src/jobmanager/scheduler/PartitionTracker.js';
 import { regionsToRestart } from '../../src/jobmanager/scheduler/PipelinedRegions.js';
 import type { TaskManagerInfo } from '../../src/jobmanager/cluster/TaskManagerRegistry.js';
-import { partitionType } from '../../src/network/partition/PartitionTypes.js';
+import { partitionType } from '../../src/network/networkThread/partition/PartitionTypes.js';
 import { encodeGroup, expandDeployment, expandGroup, readGroup } from '../../src/rpc/ConsumedPartitionGroup.js';
 import type { PartitionLocation } from '../../src/rpc/TaskDeployment.js';
 

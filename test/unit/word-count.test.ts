@@ -6,7 +6,7 @@ import { runInProcessWordCount, topWords } from '../helpers/inProcessWordCount.j
 import { forEachWord } from '../../src/job/Tokenizer.js';
 import { NetworkBufferPool } from '../../src/network/buffer/NetworkBufferPool.js';
 import type { PartitionTypeName } from '../../src/rpc/TaskDeployment.js';
-import { channelForKey } from '../../src/network/writer/ChannelSelector.js';
+import { channelForKey } from '../../src/network/taskThread/writer/ChannelSelector.js';
 import { KiB, MiB, tempDir } from '../helpers/plane.js';
 
 const work = tempDir('wordcount');

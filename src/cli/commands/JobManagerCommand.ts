@@ -10,7 +10,7 @@ import {
 } from '../../jobmanager/JobManagerOptions.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RENEW_INTERVAL_MS } from '../../ha/LeaderElection.js';
 import { SpillwayError } from '../../errors/Errors.js';
-import { loadPartitionTypes } from '../../network/partition/PartitionTypes.js';
+import { loadPartitionTypes } from '../../network/networkThread/partition/PartitionTypes.js';
 import { DEFAULT_HOST, DEFAULT_JOBMANAGER_PORT } from '../../ServerOptions.js';
 import { defineCommand, SERVING } from '../Command.js';
 import type { OptionTable } from '../OptionTable.js';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { log } from '../../Logger.js';
-import { loadPartitionTypes } from '../../network/partition/PartitionTypes.js';
+import { loadPartitionTypes } from '../../network/networkThread/partition/PartitionTypes.js';
 import { DEFAULT_HOST, DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
 import { TaskManager } from '../../taskmanager/TaskManager.js';
 import { defineCommand, SERVING } from '../Command.js';

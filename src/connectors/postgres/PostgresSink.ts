@@ -1,8 +1,9 @@
 import type { Client } from 'pg';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { SinkOf } from '../../job/JobDefinition.js';
-import { countProblem, FINAL_CHECKPOINT, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
+import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectPostgres, quoteIdent, quoteName } from './PostgresClient.js';
 
 /** Rows per INSERT unless told `batchSize`. */
@@ -17,12 +18,9 @@ type Sink = SinkOf<'postgres'>;
 const WHO = 'the PostgreSQL sink';
 
 /** What a checkpoint stores of a PostgreSQL sink: the job that prepared it (whose commit row guards it) and the rows since the last checkpoint, each its columns' values in order. */
-export interface PostgresTransaction {
-  job: string;
+export interface PostgresTransaction extends SinkTransaction {
   rows: unknown[][];
 }
-
-const isName = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
  * `{ kind: 'postgres', url, table, columns, upsertKey }`: each record a row of the
@@ -123,29 +121,21 @@ export function rowsJson(columns: readonly string[], rows: readonly unknown[][])
   return `[${parts.join(',')}]`;
 }
 
-class PostgresWriter implements SinkWriter {
-  private readonly batch: number;
+class PostgresWriter extends TwoPhaseCommitSink<PostgresTransaction> {
   private readonly insertSql: string;
   /** Indexes of the upsert key's columns: a batch keeps the last row of each key (ON CONFLICT DO UPDATE takes a key once a statement). */
   private readonly keyIndexes: number[] | undefined;
   private readonly commitTable: string;
   private readonly sinkName: string;
-  /** Rows not yet written (without checkpoints) or not yet prepared (with). */
-  private rows: unknown[][] = [];
-  /** Transactions prepared whose checkpoint has not been committed here yet, by checkpoint id. */
-  private readonly prepared = new Map<number, PostgresTransaction>();
   /** Without checkpoints, bounded: the task's one transaction is open. */
   private open = false;
-  /** One statement sequence at a time on the connection: a commit may come while another is under way. */
-  private busy: Promise<void> = Promise.resolve();
-  private closed = false;
 
   constructor(
     private readonly client: Client,
     private readonly sink: Sink,
-    private readonly context: SinkContext,
+    context: SinkContext,
   ) {
-    this.batch = sink.batchSize ?? DEFAULT_INSERT_BATCH;
+    super(context, sink.batchSize ?? DEFAULT_INSERT_BATCH);
     const table = quoteName(sink.table);
     const columns = sink.columns.map(quoteIdent).join(', ');
     let sql = `INSERT INTO ${table} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${table}, $1::json)`;
@@ -161,64 +151,40 @@ class PostgresWriter implements SinkWriter {
     this.sinkName = sink.name ?? sink.table;
   }
 
-  push(record: unknown): void | Promise<void> {
-    this.rows.push(rowOf(record, this.sink.columns));
-    if (!this.context.checkpointed && this.rows.length >= this.batch) return this.flush();
+  protected beginTransaction(): PostgresTransaction {
+    return { job: this.context.jobId, rows: [] };
   }
 
-  /** Without checkpoints: writes the rows held; a bounded job's task in its one transaction, opened at its first rows. */
-  flush(): Promise<void> {
-    if (this.rows.length === 0) return Promise.resolve();
-    const rows = this.rows;
-    this.rows = [];
-    return this.serially(async () => {
-      if (this.context.bounded && !this.open) {
-        await this.sql('BEGIN');
-        this.open = true;
-      }
-      await this.insert(rows);
-    });
+  protected invoke(transaction: PostgresTransaction, record: unknown): void {
+    transaction.rows.push(rowOf(record, this.sink.columns));
   }
 
-  prepareCommit(checkpointId: number): PostgresTransaction {
-    const transaction: PostgresTransaction = { job: this.context.jobId, rows: this.rows };
-    this.rows = [];
-    this.prepared.set(checkpointId, transaction);
-    return transaction;
+  protected size(transaction: PostgresTransaction): number {
+    return transaction.rows.length;
   }
 
-  commit(checkpointId: number, transaction: unknown): Promise<void> {
-    // Once its input ended, everything this writer was given is written: nothing is left to commit.
-    if (this.closed) return Promise.resolve();
-    return this.serially(() => this.commitOnce(checkpointId, transaction as PostgresTransaction));
-  }
-
-  async end(): Promise<void> {
-    if (!this.context.checkpointed) {
-      await this.flush();
-      if (this.open) await this.serially(async () => void (await this.sql('COMMIT')));
-      this.open = false;
-    } else {
-      // The input ended: what was prepared for checkpoints not yet completed, then the
-      // rest, is committed now (a bounded job commits at its end: its task does not wait
-      // for checkpoints to complete). The rest goes under FINAL_CHECKPOINT, after which any
-      // commit of this job's subtask is a no-op; with no rest (a stop at a savepoint, whose
-      // transaction was the last), the ids stay those of the checkpoints.
-      for (const id of [...this.prepared.keys()].sort((a, b) => a - b)) await this.commit(id, this.prepared.get(id));
-      if (this.rows.length > 0) await this.commit(FINAL_CHECKPOINT, { job: this.context.jobId, rows: this.rows });
-      this.rows = [];
+  /** A bounded job's task writes in its one transaction, opened at its first rows. */
+  protected async writeThrough(transaction: PostgresTransaction): Promise<void> {
+    if (this.context.bounded && !this.open) {
+      await this.sql('BEGIN');
+      this.open = true;
     }
-    this.closed = true;
-    await this.client.end().catch(() => undefined);
+    await this.insert(transaction.rows);
   }
 
-  abort(): void {
-    this.rows = [];
-    this.prepared.clear();
-    if (this.closed) return;
-    this.closed = true;
-    // An open transaction goes with the connection: PostgreSQL rolls it back.
-    void this.client.end().catch(() => undefined);
+  /** Commits the bounded task's one transaction. */
+  protected override async finishWriteThrough(): Promise<void> {
+    if (this.open) await this.serially(async () => void (await this.sql('COMMIT')));
+    this.open = false;
+  }
+
+  protected close(): Promise<void> {
+    return this.client.end().catch(() => undefined);
+  }
+
+  /** An open transaction goes with the connection: PostgreSQL rolls it back. */
+  protected disconnect(): void {
+    void this.close();
   }
 
   /**
@@ -249,7 +215,7 @@ class PostgresWriter implements SinkWriter {
    * retry after a crash): nothing is written. A second attempt committing meanwhile
    * waits on the lock, then finds the new id.
    */
-  private async commitOnce(checkpointId: number, transaction: PostgresTransaction): Promise<void> {
+  protected async commitTransaction(checkpointId: number, transaction: PostgresTransaction): Promise<void> {
     await this.sql('BEGIN');
     try {
       const key = [transaction.job, this.sinkName, this.context.subtask];
@@ -269,20 +235,12 @@ class PostgresWriter implements SinkWriter {
       await this.client.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
-    for (const id of this.prepared.keys()) if (id <= checkpointId) this.prepared.delete(id);
   }
 
   /** One INSERT of the rows (the last of each upsert key). */
   private async insert(rows: unknown[][]): Promise<void> {
     if (rows.length === 0) return;
     await this.sql(this.insertSql, [rowsJson(this.sink.columns, this.keyIndexes === undefined ? rows : lastOfEachKey(rows, this.keyIndexes))]);
-  }
-
-  /** Runs statements after those under way. */
-  private serially(run: () => Promise<void>): Promise<void> {
-    const next = this.busy.then(run);
-    this.busy = next.catch(() => undefined);
-    return next;
   }
 
   private async sql<T extends object = object>(text: string, values?: unknown[]): Promise<T[]> {

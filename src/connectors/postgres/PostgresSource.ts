@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import type { SourceOf } from '../../job/JobDefinition.js';
-import { countProblem, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import { forEachSplit, type SourceContext, type SourceSpec } from '../SourceSpec.js';
 import { ListSupply } from '../ListSupply.js';
 import { connectPostgres } from './PostgresClient.js';
@@ -12,9 +12,6 @@ export const DEFAULT_FETCH_SIZE = 1000;
 type Source = SourceOf<'postgres'>;
 
 const WHO = 'the PostgreSQL source';
-
-/** A name of a column, for validation. */
-const isName = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /**
  * `{ kind: 'postgres', url, query, partitionColumn, lowerBound, upperBound, partitions }`:

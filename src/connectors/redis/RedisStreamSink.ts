@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { SinkOf } from '../../job/JobDefinition.js';
-import { countProblem, FINAL_CHECKPOINT, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import type { SinkContext, SinkSpec, SinkWriter } from '../SinkSpec.js';
+import { TwoPhaseCommitSink, type SinkTransaction } from '../TwoPhaseCommitSink.js';
 import { connectRedis } from './RedisClient.js';
 
 /** Entries per pipelined batch unless told `batchSize`. */
@@ -20,8 +21,7 @@ const WHO = 'the Redis stream sink';
 type FlatEntry = (string | Buffer)[];
 
 /** What a checkpoint stores of a Redis stream sink: the job that prepared it (its commit key's) and the entries written since the last checkpoint. */
-export interface RedisStreamTransaction {
-  job: string;
+export interface RedisStreamTransaction extends SinkTransaction {
   entries: FlatEntry[];
 }
 
@@ -50,8 +50,8 @@ export const REDIS_STREAM_SINK: SinkSpec<Sink> = {
   validate(sink) {
     const url = urlProblem(sink.url, ['redis:', 'rediss:']);
     if (url !== undefined) return url;
-    if (typeof sink.stream !== 'string' || sink.stream === '') return `needs a stream key, not ${JSON.stringify(sink.stream)}`;
-    if (sink.name !== undefined && (typeof sink.name !== 'string' || sink.name === '')) return `needs name as a non-empty string, not ${JSON.stringify(sink.name)}`;
+    if (!isName(sink.stream)) return `needs a stream key, not ${JSON.stringify(sink.stream)}`;
+    if (sink.name !== undefined && !isName(sink.name)) return `needs name as a non-empty string, not ${JSON.stringify(sink.name)}`;
     return countProblem('maxLen', sink.maxLen) ?? countProblem('batchSize', sink.batchSize) ?? msProblem('connectTimeout', sink.connectTimeout);
   },
   open: (sink, context) => openRedisStreamSink(sink, context),
@@ -98,75 +98,40 @@ export async function openRedisStreamSink(sink: Sink, context: SinkContext): Pro
   return { push: (record) => writer.push(record), end: () => writer.end(), abort: () => writer.abort() };
 }
 
-class RedisStreamWriter implements SinkWriter {
-  private readonly batch: number;
-  /** Entries not yet sent (without checkpoints) or not yet prepared (with). */
-  private entries: FlatEntry[] = [];
-  /** Transactions prepared whose checkpoint has not been committed here yet, by checkpoint id. */
-  private readonly prepared = new Map<number, RedisStreamTransaction>();
-  /** Commits one after another: WATCH holds for the connection, and a commit may come while the last one is under way. */
-  private committing: Promise<void> = Promise.resolve();
-  private closed = false;
-
+class RedisStreamWriter extends TwoPhaseCommitSink<RedisStreamTransaction> {
   constructor(
     private readonly redis: Redis,
     private readonly sink: Sink,
-    private readonly context: SinkContext,
+    context: SinkContext,
   ) {
-    this.batch = sink.batchSize ?? DEFAULT_WRITE_BATCH;
+    super(context, sink.batchSize ?? DEFAULT_WRITE_BATCH);
   }
 
-  push(record: unknown): void | Promise<void> {
-    this.entries.push(entryFields(record));
-    if (!this.context.checkpointed && this.entries.length >= this.batch) return this.flush();
+  protected beginTransaction(): RedisStreamTransaction {
+    return { job: this.context.jobId, entries: [] };
   }
 
-  /** Without checkpoints: sends the entries held, in one pipeline. */
-  async flush(): Promise<void> {
-    if (this.entries.length === 0) return;
-    const entries = this.entries;
-    this.entries = [];
+  protected invoke(transaction: RedisStreamTransaction, record: unknown): void {
+    transaction.entries.push(entryFields(record));
+  }
+
+  protected size(transaction: RedisStreamTransaction): number {
+    return transaction.entries.length;
+  }
+
+  /** Sends the entries in one pipeline. */
+  protected async writeThrough(transaction: RedisStreamTransaction): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const entry of entries) pipeline.xadd(this.sink.stream, ...this.xaddHead(), ...entry);
+    for (const entry of transaction.entries) pipeline.xadd(this.sink.stream, ...this.xaddHead(), ...entry);
     this.checkReplies(await this.send(() => pipeline.exec()));
   }
 
-  prepareCommit(checkpointId: number): RedisStreamTransaction {
-    const transaction: RedisStreamTransaction = { job: this.context.jobId, entries: this.entries };
-    this.entries = [];
-    this.prepared.set(checkpointId, transaction);
-    return transaction;
-  }
-
-  commit(checkpointId: number, transaction: unknown): Promise<void> {
-    // Once its input ended, everything this writer was given is written: nothing is left to commit.
-    if (this.closed) return Promise.resolve();
-    const run = this.committing.then(() => this.commitOnce(checkpointId, transaction as RedisStreamTransaction));
-    this.committing = run.catch(() => undefined);
-    return run;
-  }
-
-  async end(): Promise<void> {
-    if (!this.context.checkpointed) await this.flush();
-    else {
-      // The input ended: what was prepared for checkpoints not yet completed, then the
-      // rest, is written now (a bounded job commits at its end: its task does not wait for
-      // checkpoints to complete). The rest goes under FINAL_CHECKPOINT, after which any
-      // commit of this job's subtask is a no-op; with no rest (a stop at a savepoint, whose
-      // transaction was the last), the ids stay those of the checkpoints.
-      for (const id of [...this.prepared.keys()].sort((a, b) => a - b)) await this.commit(id, this.prepared.get(id));
-      if (this.entries.length > 0) await this.commit(FINAL_CHECKPOINT, { job: this.context.jobId, entries: this.entries });
-      this.entries = [];
-    }
-    this.closed = true;
+  protected async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  abort(): void {
-    this.entries = [];
-    this.prepared.clear();
-    if (!this.closed) this.redis.disconnect();
-    this.closed = true;
+  protected disconnect(): void {
+    this.redis.disconnect();
   }
 
   /**
@@ -175,7 +140,7 @@ class RedisStreamWriter implements SinkWriter {
    * no-op). The key is WATCHed from its read to the EXEC: if another attempt of the
    * subtask commits meanwhile, EXEC does nothing and the key is read again.
    */
-  private async commitOnce(checkpointId: number, transaction: RedisStreamTransaction): Promise<void> {
+  protected async commitTransaction(checkpointId: number, transaction: RedisStreamTransaction): Promise<void> {
     const key = commitKey(this.sink, transaction.job, this.context.subtask);
     for (let attempt = 0; attempt < COMMIT_TRIES; attempt++) {
       const replies = await this.send(async () => {
@@ -204,7 +169,6 @@ class RedisStreamWriter implements SinkWriter {
         throw new SpillwayError('SPW_ERR_SINK_IO', `${WHO} could not commit checkpoint ${checkpointId} to ${this.sink.stream}: its commit key ${key} changed under every one of ${COMMIT_TRIES} tries`);
       }
     }
-    for (const id of this.prepared.keys()) if (id <= checkpointId) this.prepared.delete(id);
   }
 
   /** XADD's arguments before the fields: the trim, if any, and the id Redis makes. */

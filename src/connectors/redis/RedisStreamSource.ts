@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { SourceOf } from '../../job/JobDefinition.js';
-import { countProblem, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
+import { countProblem, isName, msProblem, redactUrl, serviceError, urlProblem } from '../ServiceConnection.js';
 import { forEachSplit, type HeldSplits, type SourceContext, type SourceSpec } from '../SourceSpec.js';
 import { ListSupply } from '../ListSupply.js';
 import type { SplitSupply } from '../SplitAssigner.js';
@@ -44,7 +44,7 @@ export const REDIS_STREAM_SOURCE: SourceSpec<Source> = {
     if (url !== undefined) return url;
     const streams = source.streams;
     const list = typeof streams === 'string' ? [streams] : streams;
-    if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s === '')) {
+    if (!Array.isArray(list) || list.length === 0 || list.some((s) => !isName(s))) {
       return `needs streams, a key or a list of keys, not ${JSON.stringify(streams)}`;
     }
     if (new Set(list).size !== list.length) return `names a stream twice in ${JSON.stringify(list)}`;

@@ -7,7 +7,7 @@ import { SpillwayError, type SerializedError } from '../../errors/Errors.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { log } from '../../Logger.js';
-import type { Barrier } from '../../network/serialization/Events.js';
+import type { Barrier } from '../../network/Events.js';
 import { executionId, type CheckpointAck, type TaskCheckpointConfig, type TaskRestore } from '../../rpc/TaskDeployment.js';
 import { checkpointFolder, type SnapshotHandle } from '../../runtime/checkpoint/SnapshotFile.js';
 import type { ExecutionVertex } from '../scheduler/ExecutionVertex.js';

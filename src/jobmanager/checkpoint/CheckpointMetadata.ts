@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { AssignerSnapshot } from '../../connectors/SplitAssigner.js';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { StageDefinition } from '../../job/JobDefinition.js';
-import { DEFAULT_MAX_PARALLELISM } from '../../network/writer/ChannelSelector.js';
+import { DEFAULT_MAX_PARALLELISM } from '../../network/taskThread/writer/ChannelSelector.js';
 import type { SnapshotHandle } from '../../runtime/checkpoint/SnapshotFile.js';
 import { sha256 } from '../../runtime/checkpoint/SnapshotFile.js';
 

@@ -2,7 +2,7 @@ import type { ErrorCode, SerializedError } from '../../errors/Errors.js';
 import { isBounded, normalizeStage, type JobDefinition } from '../../job/JobDefinition.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
-import type { PartitionType } from '../../network/partition/PartitionType.js';
+import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
 import type { JobReference, Split } from '../../rpc/TaskDeployment.js';
 import type { CheckpointCoordinator } from '../checkpoint/CheckpointCoordinator.js';
 import type { CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';

@@ -1,9 +1,9 @@
 import { validateJob, type JobDefinition, type StageDefinition } from '../../job/JobDefinition.js';
 import type { ConsumedPartitionGroup, DeflatedGroup, JobReference, PartitionLocation, TaskDeploymentMessage } from '../../rpc/TaskDeployment.js';
 import { encodeGroup, groupOnWire } from '../../rpc/ConsumedPartitionGroup.js';
-import type { PartitionType } from '../../network/partition/PartitionType.js';
+import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
 import { type CompressionCodec, compressionCodec } from '../../network/buffer/CompressionCodec.js';
-import { partitionType } from '../../network/partition/PartitionTypes.js';
+import { partitionType } from '../../network/networkThread/partition/PartitionTypes.js';
 import type { PartitionTracker } from './PartitionTracker.js';
 import { ExecutionVertex } from './ExecutionVertex.js';
 import { pipelinedRegions, type RegionEdge } from './PipelinedRegions.js';

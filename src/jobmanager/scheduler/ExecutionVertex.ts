@@ -1,6 +1,6 @@
 import type { SerializedError } from '../../errors/Errors.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
-import type { TaskBufferStats } from '../../network/thread/NetworkEnd.js';
+import type { TaskBufferStats } from '../../network/networkThread/NetworkEnd.js';
 import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
 import type { CounterSample, TaskRates } from '../jobs/TaskRates.js';
 

@@ -1,5 +1,5 @@
 import type { PartitionLocation } from '../../rpc/TaskDeployment.js';
-import type { PartitionType } from '../../network/partition/PartitionType.js';
+import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
 
 export interface TrackedPartition {
   id: string;

@@ -1,4 +1,4 @@
-import type { PartitionType } from '../../network/partition/PartitionType.js';
+import type { PartitionType } from '../../network/networkThread/partition/PartitionType.js';
 
 /**
  * Producers feeding consumers over one edge, each producer every consumer of the group

@@ -3,7 +3,7 @@ import { SplitAssigner, SplitRequestError } from '../../connectors/SplitAssigner
 import { sourceSpec } from '../../connectors/Sources.js';
 import { JobState } from '../../lifecycle/JobState.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
-import type { TaskBufferStats } from '../../network/thread/NetworkEnd.js';
+import type { TaskBufferStats } from '../../network/networkThread/NetworkEnd.js';
 import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskStateReport } from '../../rpc/TaskDeployment.js';
 import { log } from '../../Logger.js';
 import { Deployment } from './Deployment.js';

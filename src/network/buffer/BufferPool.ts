@@ -32,7 +32,7 @@ export class BufferPool implements BufferRecycler {
     readonly name = 'buffer pool',
   ) {
     if (!(min >= 0 && max >= Math.max(1, min))) {
-      throw new RangeError(`${name}: bad bounds min=${min} max=${max}`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `${name}: bad bounds min=${min} max=${max}`);
     }
     this.limit = max;
     global.register(this);
@@ -109,7 +109,7 @@ export class BufferPool implements BufferRecycler {
    */
   shrink(min: number, max: number): void {
     if (this.owned > 0 || min > this.min || max < Math.max(1, min)) {
-      throw new RangeError(`${this.name}: cannot shrink from min=${this.min} max=${this.max} (holding ${this.owned}) to min=${min} max=${max}`);
+      throw new SpillwayError('SPW_ERR_INTERNAL', `${this.name}: cannot shrink from min=${this.min} max=${this.max} (holding ${this.owned}) to min=${min} max=${max}`);
     }
     const released = this.min - min;
     this.min = min;

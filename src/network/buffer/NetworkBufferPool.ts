@@ -73,13 +73,14 @@ export class NetworkBufferPool {
       this.segmentSize < MIN_SEGMENT_SIZE ||
       this.segmentSize > MAX_SEGMENT_SIZE
     ) {
-      throw new RangeError(
+      throw new SpillwayError(
+        'SPW_ERR_CONFIG',
         `buffer size ${this.segmentSize} is outside ${MIN_SEGMENT_SIZE}..${MAX_SEGMENT_SIZE} bytes`,
       );
     }
     this.totalSegments = Math.floor(options.totalBytes / this.segmentSize);
     if (this.totalSegments < 1) {
-      throw new RangeError(`network memory ${options.totalBytes} holds no ${this.segmentSize}-byte buffer`);
+      throw new SpillwayError('SPW_ERR_CONFIG', `network memory ${options.totalBytes} holds no ${this.segmentSize}-byte buffer`);
     }
     // Pages of shared memory are committed when first written: untouched segments cost no RSS.
     this.arena = new SegmentArena({ memory: new SharedArrayBuffer(this.totalSegments * this.segmentSize), segmentSize: this.segmentSize });

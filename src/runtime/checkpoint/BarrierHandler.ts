@@ -1,6 +1,6 @@
-import type { InputGate } from '../../network/consumer/InputGate.js';
-import type { ReaderState } from '../../network/serialization/RecordDeserializer.js';
-import type { Barrier } from '../../network/serialization/Events.js';
+import type { InputGate } from '../../network/taskThread/consumer/InputGate.js';
+import type { ReaderState } from '../../network/taskThread/serialization/RecordDeserializer.js';
+import type { Barrier } from '../../network/Events.js';
 import { inFlightSize, type InputInFlight } from './InFlightData.js';
 
 /** The records of one input channel an unaligned checkpoint stores: those the task read after its snapshot and before the channel's barrier. */

@@ -1,4 +1,4 @@
-import type { ReaderState } from '../../network/serialization/RecordDeserializer.js';
+import type { ReaderState } from '../../network/taskThread/serialization/RecordDeserializer.js';
 
 /**
  * FLIP-76's channel state: the data an unaligned checkpoint barrier overtook, stored with

@@ -1,6 +1,6 @@
 import type { OperatorOf } from '../../job/JobDefinition.js';
 import { KeyedProcessor } from '../KeyedProcessor.js';
-import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import { firstProblem, keyPairProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 
 /**
  * `{ kind: 'coProcess', coProcess: { keys: [key1, key2], fn } }`: two keyed inputs read
@@ -13,8 +13,7 @@ export const CO_PROCESS: OperatorSpec<OperatorOf<'coProcess'>> = {
   placement: { first: { inputs: 2, partitioning: 'hash' } },
   validate: ({ coProcess: spec }) =>
     firstProblem(
-      Array.isArray(spec?.keys) && spec.keys.length === 2 ? undefined : 'needs keys: [a key function of input 0, one of input 1]',
-      ...[0, 1].map((i) => notAFunction(`coProcess.keys[${i}]`, spec?.keys?.[i])),
+      keyPairProblem('coProcess', spec?.keys),
       notAFunction('processElement1', spec?.fn?.processElement1),
       notAFunction('processElement2', spec?.fn?.processElement2),
       spec?.fn?.onTimer === undefined ? undefined : notAFunction('onTimer', spec.fn.onTimer),

@@ -34,7 +34,7 @@ export interface InputsStep {
 
 /**
  * What the engine knows of an operator kind, in one file per kind (as a partition type
- * carries its behaviour, src/network/partition/PartitionType.ts): validation, the
+ * carries its behaviour, src/network/networkThread/partition/PartitionType.ts): validation, the
  * planner, the memory budget and the task ask the spec, never the operator's shape.
  * Registered in src/runtime/operators/Operators.ts.
  */
@@ -83,6 +83,12 @@ export interface OperatorSpec<Op extends Operator = Operator> {
 /** A field that must be a function: what is wrong with it, or undefined. */
 export function notAFunction(name: string, value: unknown): string | undefined {
   return typeof value === 'function' ? undefined : `needs a function ${name}, not ${value === null ? 'null' : typeof value}`;
+}
+
+/** The keys of an operator of two inputs (`owner.keys`): a key function for each, input 0's first. */
+export function keyPairProblem(owner: string, keys: unknown): string | undefined {
+  if (!Array.isArray(keys) || keys.length !== 2) return 'needs keys: [a key function of input 0, one of input 1]';
+  return firstProblem(...[0, 1].map((i) => notAFunction(`${owner}.keys[${i}]`, keys[i])));
 }
 
 /** The first of the problems found, or undefined. */

@@ -2,7 +2,7 @@ import type { OperatorOf } from '../../job/JobDefinition.js';
 import { estimateBytes } from '../state/KeyedState.js';
 import { assignerProblem } from '../windows/WindowAssigner.js';
 import { WindowOperator, type WindowContents } from '../windows/WindowOperator.js';
-import { firstProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
+import { firstProblem, keyPairProblem, notAFunction, type OperatorSpec } from './OperatorSpec.js';
 import { latenessProblem } from './Window.js';
 
 /** The records of each side that one key has in one window. */
@@ -23,8 +23,7 @@ export const WINDOW_JOIN: OperatorSpec<OperatorOf<'windowJoin'>> = {
   placement: { first: { inputs: 2, partitioning: 'hash' } },
   validate: ({ windowJoin: spec }) =>
     firstProblem(
-      Array.isArray(spec?.keys) && spec.keys.length === 2 ? undefined : 'needs keys: [a key function of input 0, one of input 1]',
-      ...[0, 1].map((i) => notAFunction(`windowJoin.keys[${i}]`, spec?.keys?.[i])),
+      keyPairProblem('windowJoin', spec?.keys),
       assignerProblem(spec?.assigner),
       notAFunction('windowJoin.combine', spec?.combine),
       latenessProblem(spec?.allowedLateness),

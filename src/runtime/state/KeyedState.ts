@@ -1,5 +1,5 @@
 import { SpillwayError } from '../../errors/Errors.js';
-import { DEFAULT_MAX_PARALLELISM, keyGroupOf } from '../../network/writer/ChannelSelector.js';
+import { DEFAULT_MAX_PARALLELISM, keyGroupOf } from '../../network/taskThread/writer/ChannelSelector.js';
 import { StateBudget } from './StateBudget.js';
 
 /** A key as a Map key: primitives as they are, a composite key (array, object) by its JSON. */

@@ -1,7 +1,7 @@
 import { SpillwayError } from '../../errors/Errors.js';
 import type { KeyFn } from '../../job/JobDefinition.js';
 import { emitAll, type Chain } from '../Chain.js';
-import { keyGroupOf } from '../../network/writer/ChannelSelector.js';
+import { keyGroupOf } from '../../network/taskThread/writer/ChannelSelector.js';
 import type { OperatorSnapshot, StatefulOperator } from '../checkpoint/OperatorState.js';
 import type { OperatorContext } from '../operators/OperatorSpec.js';
 import { estimateBytes, stateKey, type StateKey } from '../state/KeyedState.js';

@@ -378,21 +378,11 @@ class Parser {
   // Expressions, by precedence: OR, AND, NOT, comparison (IS, BETWEEN, IN, LIKE), ||, + -, * / %, unary.
 
   private expr(): Expr {
-    let l = this.andExpr();
-    while (this.isWord('OR')) {
-      const at = this.next().offset;
-      l = { k: 'bin', at, op: 'OR', l, r: this.andExpr() };
-    }
-    return l;
+    return this.leftAssociative(() => this.andExpr(), () => this.wordAt('OR'));
   }
 
   private andExpr(): Expr {
-    let l = this.notExpr();
-    while (this.isWord('AND')) {
-      const at = this.next().offset;
-      l = { k: 'bin', at, op: 'AND', l, r: this.notExpr() };
-    }
-    return l;
+    return this.leftAssociative(() => this.notExpr(), () => this.wordAt('AND'));
   }
 
   private notExpr(): Expr {
@@ -436,28 +426,23 @@ class Parser {
   }
 
   private concat(): Expr {
-    let l = this.additive();
-    while (this.isSymbol('||')) {
-      const at = this.next().offset;
-      l = { k: 'bin', at, op: '||', l, r: this.additive() };
-    }
-    return l;
+    return this.leftAssociative(() => this.additive(), () => this.symbolAt(['||']));
   }
 
   private additive(): Expr {
-    let l = this.multiplicative();
-    while (this.isSymbol('+') || this.isSymbol('-')) {
-      const t = this.next();
-      l = { k: 'bin', at: t.offset, op: t.text, l, r: this.multiplicative() };
-    }
-    return l;
+    return this.leftAssociative(() => this.multiplicative(), () => this.symbolAt(['+', '-']));
   }
 
   private multiplicative(): Expr {
-    let l = this.unary();
-    while (this.isSymbol('*') || this.isSymbol('/') || this.isSymbol('%')) {
-      const t = this.next();
-      l = { k: 'bin', at: t.offset, op: t.text, l, r: this.unary() };
+    return this.leftAssociative(() => this.unary(), () => this.symbolAt(['*', '/', '%']));
+  }
+
+  /** `operand (op operand)*` of one precedence, grouped from the left; `operator` names the next token's operator of this level, if it is one. */
+  private leftAssociative(operand: () => Expr, operator: () => string | undefined): Expr {
+    let l = operand();
+    for (let op = operator(); op !== undefined; op = operator()) {
+      const at = this.next().offset;
+      l = { k: 'bin', at, op, l, r: operand() };
     }
     return l;
   }
@@ -601,6 +586,17 @@ class Parser {
   private isWord(word: string): boolean {
     const t = this.peek();
     return t.kind === TokenKind.Word && t.text.toUpperCase() === word;
+  }
+
+  /** `word` if the next token is it (in any case). */
+  private wordAt(word: string): string | undefined {
+    return this.isWord(word) ? word : undefined;
+  }
+
+  /** The next token's text if it is one of `symbols`. */
+  private symbolAt(symbols: readonly string[]): string | undefined {
+    const t = this.peek();
+    return t.kind === TokenKind.Symbol && symbols.includes(t.text) ? t.text : undefined;
   }
 
   private isSymbol(symbol: string): boolean {

@@ -1,3 +1,4 @@
+import { SpillwayError } from '../../../errors/Errors.js';
 import { bucketOf, mixHash } from '../../../keys/StableHash.js';
 import { forEachWord, isWordCodePoint, lowerWordCodePoint } from '../../Tokenizer.js';
 
@@ -169,7 +170,7 @@ export class WordCounter {
     while (i < n) {
       const length = readVarint(packed, i);
       const start = varintEnd;
-      if (start + length >= n) throw new RangeError(`packed counts end inside a word (at byte ${start} of ${n})`);
+      if (start + length >= n) throw new SpillwayError('SPW_ERR_CORRUPT_FRAME', `packed counts end inside a word (at byte ${start} of ${n})`);
       const count = readVarint(packed, start + length);
       i = varintEnd;
       this.count(packed, start, length, foldedHash(packed, start, start + length), count);
@@ -400,12 +401,12 @@ function writeVarint(out: Buffer, at: number, value: number): number {
 /** Where the last varint readVarint read ends: a second result without an object per call. */
 let varintEnd = 0;
 
-/** The varint at `at` (its end in varintEnd); a RangeError if the bytes end inside it. */
+/** The varint at `at` (its end in varintEnd); SPW_ERR_CORRUPT_FRAME if the bytes end inside it. */
 function readVarint(bytes: Uint8Array, at: number): number {
   let value = 0;
   let scale = 1;
   for (;;) {
-    if (at >= bytes.length) throw new RangeError(`packed counts end inside a number (at byte ${at} of ${bytes.length})`);
+    if (at >= bytes.length) throw new SpillwayError('SPW_ERR_CORRUPT_FRAME', `packed counts end inside a number (at byte ${at} of ${bytes.length})`);
     const b = bytes[at++];
     value += (b & 0x7f) * scale;
     if ((b & 0x80) === 0) break;
