@@ -1,9 +1,10 @@
-// Copies the web UI (ui/) to dist/ui/ and vendors its browser libraries from
-// node_modules into dist/ui/vendor/: ES modules loaded through the page's import
-// map, with no bundler or framework build chain.
+// Copies the web UI (ui/) to dist/ui/, writes its copy of the REST table (dist/ui/api.js,
+// from the compiled src/rest/BrowserApi.ts: run after tsc) and vendors its browser
+// libraries from node_modules into dist/ui/vendor/: ES modules loaded through the page's
+// import map, with no bundler or framework build chain.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const out = path.join(root, 'dist', 'ui');
@@ -18,5 +19,7 @@ const VENDOR = {
 
 fs.rmSync(out, { recursive: true, force: true });
 fs.cpSync(path.join(root, 'ui'), out, { recursive: true });
+const { browserModule } = await import(pathToFileURL(path.join(root, 'dist', 'src', 'rest', 'BrowserApi.js')).href);
+fs.writeFileSync(path.join(out, 'api.js'), browserModule());
 fs.mkdirSync(path.join(out, 'vendor'));
 for (const [name, from] of Object.entries(VENDOR)) fs.copyFileSync(path.join(root, 'node_modules', from), path.join(out, 'vendor', name));

@@ -1,6 +1,7 @@
 // The Spillway web UI: a few pages over the JobManager's REST API, each at its own
 // address (#/, #/jobs, #/jobs/<id> with its checkpoints, #/taskmanagers/<id>, #/submit),
 // polled every second. preact + htm render, dagre lays out the stage graph, uPlot draws series.
+// Every call names a route of the REST table (./api.js, written from src/rest/RestApi.ts at build).
 // Nothing on the page depends on the browser's locale being one Intl knows (./locale.js).
 import './locale.js';
 import { h, render } from 'preact';
@@ -8,29 +9,31 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import dagre from 'dagre';
 import uPlot from 'uplot';
+import { pathOf, ROUTES } from './api.js';
 
 const html = htm.bind(h);
 const POLL_MS = 1000;
 const TOKEN_KEY = 'spillway-token';
 
-/** A REST call with the token the user gave, if any; a 401 asks for one. */
-async function api(path, options = {}) {
+/** A call of `route` (of ROUTES) with its path's `params` and a JSON `body`, with the token the user gave, if any; a 401 asks for one. */
+async function api(route, params = {}, body = undefined) {
   const token = localStorage.getItem(TOKEN_KEY);
-  const headers = { ...(options.body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) };
-  const response = await fetch(path, { ...options, headers });
+  const headers = { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const response = await fetch(pathOf(route, params), { method: route.method, body: body === undefined ? undefined : JSON.stringify(body), headers });
   if (response.status === 401) throw Object.assign(new Error('the JobManager wants a token'), { unauthorized: true });
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error ?? `${response.status} ${response.statusText}`);
-  return body;
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(answer.error ?? `${response.status} ${response.statusText}`);
+  return answer;
 }
 
-/** Polls `path` every second while the page shows; null until the first answer. */
-function usePolled(path) {
+/** Polls GET `route` (of ROUTES) with its path's `params` every second while the page shows; null until the first answer. */
+function usePolled(route, params = {}) {
+  const path = pathOf(route, params);
   const [state, setState] = useState({ data: null, error: null });
   useEffect(() => {
     let live = true;
     const load = () =>
-      api(path).then(
+      api(route, params).then(
         (data) => live && setState({ data, error: null }),
         (error) => live && setState((s) => ({ data: s.data, error })),
       );
@@ -85,9 +88,18 @@ function Problem({ error }) {
   return error.unauthorized ? html`<${Token} error=${error} />` : html`<div class="banner error">${error.message}</div>`;
 }
 
+/** Who leads: this JobManager's role, and the leader with its epoch and since when (GET /overview). */
+function Leadership({ overview }) {
+  const { role, leader } = overview;
+  return html`<p class="leadership">
+    This JobManager is the <b class=${`role ${role}`}>${role}</b>.
+    ${leader ? html` Leader: <span class="leader-url">${leader.url}</span>, epoch ${leader.epoch}, since ${time(leader.since)}.` : ' No leader is known now: a change is under way.'}
+  </p>`;
+}
+
 function Overview() {
-  const { data, error } = usePolled('/overview');
-  const tms = usePolled('/taskmanagers').data?.taskmanagers ?? [];
+  const { data, error } = usePolled(ROUTES.overview);
+  const tms = usePolled(ROUTES.taskManagers).data?.taskmanagers ?? [];
   return html`<h1>Overview</h1>
     <${Problem} error=${error} />
     ${data &&
@@ -95,7 +107,8 @@ function Overview() {
       <div class="card">TaskManagers<b>${data.taskmanagers}</b></div>
       <div class="card">Slots free / total<b>${data.freeSlots} / ${data.slots}</b></div>
       ${Object.entries(data.jobs).map(([state, n]) => html`<div class="card">Jobs ${state}<b>${n}</b></div>`)}
-    </div>`}
+    </div>
+    <${Leadership} overview=${data} />`}
     <h2>TaskManagers</h2>
     <table>
       <tr><th>id</th><th>address</th><th class="n">slots</th><th class="n">free</th><th class="n">network memory</th><th>last heartbeat</th></tr>
@@ -109,7 +122,7 @@ function Overview() {
 }
 
 function Jobs() {
-  const { data, error } = usePolled('/jobs');
+  const { data, error } = usePolled(ROUTES.jobs);
   const jobs = [...(data?.jobs ?? [])].sort((a, b) => b.submitted - a.submitted);
   return html`<h1>Jobs</h1>
     <${Problem} error=${error} />
@@ -202,7 +215,7 @@ const RECENT_CHECKPOINTS = 20;
 
 /** A job's checkpoints, as Flink's checkpoints tab: the counts, the latest completed, the recent ones. */
 function Checkpoints({ id }) {
-  const { data } = usePolled(`/jobs/${encodeURIComponent(id)}/checkpoints`);
+  const { data } = usePolled(ROUTES.checkpoints, { id });
   // A job that took none (most bounded jobs take none at all) gets no section.
   if (!data || (data.checkpoints.length === 0 && data.counts.completed + data.counts.failed + data.counts.inProgress === 0)) return null;
   const { counts, latest } = data;
@@ -225,10 +238,10 @@ function Checkpoints({ id }) {
 }
 
 function JobPage({ id }) {
-  const { data: job, error } = usePolled(`/jobs/${encodeURIComponent(id)}`);
+  const { data: job, error } = usePolled(ROUTES.job, { id });
   const [cancelError, setCancelError] = useState(null);
   if (!job) return html`<h1>Job ${id}</h1><${Problem} error=${error} />`;
-  const cancel = () => api(`/jobs/${encodeURIComponent(id)}/cancel`, { method: 'POST', body: '{}' }).catch(setCancelError);
+  const cancel = () => api(ROUTES.cancel, { id }, {}).catch(setCancelError);
   const running = job.state === 'CREATED' || job.state === 'RUNNING';
   const failures = job.tasks.filter((t) => t.error);
   return html`<h1>Job ${job.name} <span class=${`state ${job.state}`} data-state=${job.state}>${job.state}</span></h1>
@@ -271,7 +284,7 @@ function Chart({ title, series, data }) {
 }
 
 function TaskManagerPage({ id }) {
-  const { data, error } = usePolled(`/taskmanagers/${encodeURIComponent(id)}`);
+  const { data, error } = usePolled(ROUTES.taskManager, { id });
   // Five minutes of samples: time, buffers used and total, output and input pool usage (%), RSS (MiB).
   const [history, setHistory] = useState([[], [], [], [], [], []]);
   useEffect(() => {
@@ -294,7 +307,7 @@ function TaskManagerPage({ id }) {
 }
 
 function Submit() {
-  const overview = usePolled('/overview').data;
+  const overview = usePolled(ROUTES.overview).data;
   const [job, setJob] = useState('wordcount');
   const [params, setParams] = useState('{\n  "input": "corpus/"\n}');
   const [parallelism, setParallelism] = useState('');
@@ -305,7 +318,7 @@ function Submit() {
     setError(null);
     try {
       const body = { job, params: JSON.parse(params || '{}'), exchange, ...(parallelism ? { parallelism: Number(parallelism) } : {}) };
-      const { id } = await api('/jobs', { method: 'POST', body: JSON.stringify(body) });
+      const { id } = await api(ROUTES.submit, {}, body);
       location.hash = `#/jobs/${id}`;
     } catch (failure) {
       setError(failure);

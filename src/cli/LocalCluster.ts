@@ -5,9 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import crypto from 'node:crypto';
 import { findLeader } from '../ha/LeaderFinder.js';
-import { callJson, useClusterToken } from '../rpc/HttpClient.js';
+import { useClusterToken } from '../rpc/HttpClient.js';
+import { RestClient } from '../rest/RestClient.js';
 import { taskManagerUrl } from '../rpc/TaskManagerGateway.js';
-import type { TaskManagerInfo } from '../jobmanager/cluster/TaskManagerRegistry.js';
 import { SpillwayError } from '../errors/Errors.js';
 import { ClusterSecret, SECRET_ENV } from '../security/ClusterSecret.js';
 import { JOBMANAGER_OPTIONS } from './commands/JobManagerCommand.js';
@@ -231,7 +231,7 @@ export class LocalCluster {
   async waitForTaskManagers(count = this.options.taskManagers): Promise<void> {
     const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
     for (;;) {
-      const { taskmanagers } = await callJson<{ taskmanagers: TaskManagerInfo[] }>('GET', `${this.url}/taskmanagers`);
+      const taskmanagers = await new RestClient(this.url).taskManagers();
       // This process may call the TaskManagers too (their /status), with the same secret.
       for (const tm of taskmanagers) useClusterToken(taskManagerUrl(tm), this.secret.token);
       if (taskmanagers.length >= count) return;

@@ -6,12 +6,13 @@
  */
 import { isErrorCode } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
-import { callJson, streamLines } from '../rpc/HttpClient.js';
+import { RestClient } from '../rest/RestClient.js';
 
 export type SqlFormat = 'table' | 'json' | 'csv';
 
 export interface SqlOptions {
   statements: string;
+  /** The JobManager to run them on (the leader, if there are several). */
   jobManager: string;
   wait: boolean;
   follow: boolean;
@@ -21,21 +22,10 @@ export interface SqlOptions {
   out?: (line: string) => void;
 }
 
-type Answer =
-  | { kind: 'ok'; statement: string; message: string }
-  | { kind: 'table'; statement: string; columns: string[]; rows: unknown[][] }
-  | { kind: 'job'; statement: string; id: string; columns: string[]; updating: boolean; bounded: boolean };
-
-interface JobStatus {
-  state: JobState;
-  error?: string;
-  errorCode?: string;
-}
-
 export async function runSql(options: SqlOptions): Promise<number> {
-  const jm = options.jobManager.replace(/\/$/, '');
+  const jm = new RestClient(options.jobManager);
   const out = options.out ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const { results } = await callJson<{ results: Answer[] }>('POST', `${jm}/sql`, { statements: options.statements, baseDir: options.baseDir }, { timeoutMs: 120_000 });
+  const results = await jm.sql({ statements: options.statements, baseDir: options.baseDir }, { timeoutMs: 120_000 });
   let failed = false;
   const submitted: string[] = [];
   for (const result of results) {
@@ -47,7 +37,7 @@ export async function runSql(options: SqlOptions): Promise<number> {
       if (result.columns.length === 0) continue;
       if (!result.bounded || options.follow) {
         if (!options.follow) continue;
-        await streamLines(`${jm}/jobs/${result.id}/result?follow=true`, (record) => out(JSON.stringify(record)));
+        await jm.followResult(result.id, (record) => out(JSON.stringify(record)));
         failed ||= !(await finished(jm, result.id));
         continue;
       }
@@ -55,7 +45,7 @@ export async function runSql(options: SqlOptions): Promise<number> {
         failed = true;
         continue;
       }
-      const { records } = await callJson<{ records: unknown[] }>('GET', `${jm}/jobs/${result.id}/result`);
+      const records = await jm.result(result.id);
       const rows = result.updating ? applyChanges(records) : (records as Record<string, unknown>[]);
       print(result.columns, rows.map((r) => result.columns.map((c) => r[c])), options.format, out);
     }
@@ -65,9 +55,9 @@ export async function runSql(options: SqlOptions): Promise<number> {
 }
 
 /** Waits for the job to end; prints a failed job's coded error; true when it FINISHED. */
-async function finished(jm: string, id: string): Promise<boolean> {
+async function finished(jm: RestClient, id: string): Promise<boolean> {
   for (;;) {
-    const status = await callJson<JobStatus>('GET', `${jm}/jobs/${id}`);
+    const status = await jm.job(id);
     if (JobState.isTerminal(status.state)) {
       if (status.state !== JobState.FINISHED) console.error(`${id} ${status.state}${status.error ? `: ${isErrorCode(status.errorCode) ? `${status.errorCode}: ` : ''}${status.error}` : ''}`);
       return status.state === JobState.FINISHED;

@@ -3,8 +3,10 @@ import path from 'node:path';
 import { isErrorCode, SpillwayError } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
 import { leaderUrl } from '../ha/LeaderFinder.js';
-import { callJson, streamLines } from '../rpc/HttpClient.js';
 import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js';
+import type { JobDetails } from '../jobmanager/jobs/JobViews.js';
+import type { SubmitBody } from '../jobmanager/submission/SubmitBody.js';
+import { RestClient } from '../rest/RestClient.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {
@@ -29,17 +31,6 @@ export interface SubmitOptions {
   allowNonRestoredState?: boolean;
 }
 
-interface JobStatus {
-  id: string;
-  state: JobState;
-  error?: string;
-  /** The catalogued code of a failed job's error. */
-  errorCode?: string;
-  durationMs: number;
-  progress: number;
-  counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
-}
-
 /** A target that reads as a file's path, not a built-in job's name: it holds a folder separator or ends as a module does. */
 const PATH_LIKE = /[/\\]|\.(ts|mts|js|mjs)$/;
 
@@ -53,33 +44,33 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (!isFile && PATH_LIKE.test(options.target)) {
     throw new SpillwayError('SPW_ERR_USAGE', `no job file ${options.target}: ${path.resolve(options.target)} does not exist (a built-in job's name has no / and no .ts, .js or .mjs ending)`);
   }
-  const jm = await leaderUrl(options.jobManager);
-  const body: Record<string, unknown> = { params: parseParams(options.params) };
+  const jm = new RestClient(await leaderUrl(options.jobManager));
+  const body: SubmitBody = { params: parseParams(options.params) };
   if (options.parallelism !== undefined) body.parallelism = options.parallelism;
   if (options.exchange !== undefined) body.exchange = options.exchange;
   if (options.compression) body.compression = options.compression;
   if (options.restart !== undefined) body.restart = options.restart;
-  if (options.checkpoints !== undefined) body.checkpoints = Object.fromEntries(Object.entries(options.checkpoints).filter(([, v]) => v !== undefined));
+  // Options not given are undefined, which JSON leaves out: the defaults hold.
+  if (options.checkpoints !== undefined) body.checkpoints = options.checkpoints;
   if (options.savepoint !== undefined) body.savepoint = options.savepoint;
   if (options.allowNonRestoredState) body.allowNonRestoredState = true;
   if (isFile) {
     const source = await moduleSource(options.target, options.typecheck ?? false);
-    const { hash } = await callJson<{ hash: string }>('POST', `${jm}/modules`, source, { contentType: 'text/javascript' });
-    body.module = hash;
+    body.module = await jm.uploadModule(source);
     body.name = path.basename(options.target).replace(/\.[cm]?[jt]s$/, '');
   } else {
     body.job = options.target;
   }
-  const { id } = await callJson<{ id: string }>('POST', `${jm}/jobs`, body);
+  const id = await jm.submit(body);
   console.log(`submitted ${id}`);
   if (options.follow) return followRecords(jm, id);
   if (!options.wait) return 0;
-  const status = await follow(`${jm}/jobs/${id}`);
+  const status = await follow(jm, id);
   const seconds = status.durationMs / 1000;
   const records = status.counters.recordsIn;
   console.log(`${id} ${status.state} in ${seconds.toFixed(2)} s; ${records} records shuffled (${Math.round(records / Math.max(seconds, 1e-3))} records/s, ${(status.counters.bytesIn / 1048576 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s)`);
   if (status.error) console.log(`error: ${describeError(status)}`);
-  if (status.state === JobState.FINISHED) console.log(`result: ${jm}/jobs/${id}/result`);
+  if (status.state === JobState.FINISHED) console.log(`result: ${jm.resultUrl(id)}`);
   return status.state === JobState.FINISHED ? 0 : 1;
 }
 
@@ -88,9 +79,9 @@ export async function submit(options: SubmitOptions): Promise<number> {
  * the job ends; then its final state on stderr (with a failed job's coded error), and
  * exit 0 only if it FINISHED.
  */
-async function followRecords(jm: string, id: string): Promise<number> {
-  await streamLines(`${jm}/jobs/${id}/result?follow=true`, (record) => process.stdout.write(`${JSON.stringify(record)}\n`));
-  const status = await callJson<JobStatus>('GET', `${jm}/jobs/${id}`);
+async function followRecords(jm: RestClient, id: string): Promise<number> {
+  await jm.followResult(id, (record) => process.stdout.write(`${JSON.stringify(record)}\n`));
+  const status = await jm.job(id);
   console.error(`${id} ${status.state}${status.error ? `: ${describeError(status)}` : ''}`);
   return status.state === JobState.FINISHED ? 0 : 1;
 }
@@ -107,14 +98,14 @@ async function moduleSource(file: string, typecheck: boolean): Promise<string> {
 }
 
 /** A failed job's error as `CODE: message`, as the command line prints every error. */
-function describeError(status: JobStatus): string {
+function describeError(status: JobDetails): string {
   return isErrorCode(status.errorCode) ? `${status.errorCode}: ${status.error}` : `${status.error}`;
 }
 
-async function follow(url: string): Promise<JobStatus> {
+async function follow(jm: RestClient, id: string): Promise<JobDetails> {
   const tty = process.stdout.isTTY;
   for (;;) {
-    const status = await callJson<JobStatus>('GET', url);
+    const status = await jm.job(id);
     if (tty) process.stdout.write(`\r${progressBar(status.progress)} ${status.state} ${status.counters.recordsIn} records `);
     if (JobState.isTerminal(status.state)) {
       if (tty) process.stdout.write('\n');

@@ -2,21 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeCorpus } from '../job/Corpus.js';
-import { callJson } from '../rpc/HttpClient.js';
+import type { JobDetails } from '../jobmanager/jobs/JobViews.js';
+import { RestClient } from '../rest/RestClient.js';
 import { isErrorCode, SpillwayError } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
 import { DEFAULT_SLOTS } from '../taskmanager/TaskManagerOptions.js';
 import { printFailure } from './Failure.js';
 import { LocalCluster } from './LocalCluster.js';
 import { DEFAULT_TASKMANAGERS } from './LocalClusterOptions.js';
-
-interface Finished {
-  state: JobState;
-  error?: string;
-  errorCode?: string;
-  durationMs: number;
-  counters: { recordsIn: number; recordsOut: number; bytesIn: number };
-}
 
 /**
  * `npm start`: an embedded local cluster (a JobManager and 2 TaskManagers, real TCP
@@ -33,11 +26,12 @@ async function runDemo(): Promise<void> {
     writeCorpus(corpus, 4, 5 << 20, 1);
     const url = await cluster.start();
     console.log(`local cluster up: jobmanager ${url}, ${DEFAULT_TASKMANAGERS} taskmanagers with ${DEFAULT_SLOTS} slots each`);
-    const { id } = await callJson<{ id: string }>('POST', `${url}/jobs`, { job: 'wordcount', params: { input: corpus, output }, parallelism: DEFAULT_TASKMANAGERS * DEFAULT_SLOTS });
-    let status: Finished;
+    const jm = new RestClient(url);
+    const id = await jm.submit({ job: 'wordcount', params: { input: corpus, output }, parallelism: DEFAULT_TASKMANAGERS * DEFAULT_SLOTS });
+    let status: JobDetails;
     do {
       await new Promise((r) => setTimeout(r, 100));
-      status = await callJson<Finished>('GET', `${url}/jobs/${id}`);
+      status = await jm.job(id);
     } while (!JobState.isTerminal(status.state));
     if (status.state !== JobState.FINISHED) throw new SpillwayError(isErrorCode(status.errorCode) ? status.errorCode : 'SPW_ERR_TASK_FAILED', `word count ${status.state}: ${status.error}`);
     printTopWords(output, status);
@@ -46,7 +40,7 @@ async function runDemo(): Promise<void> {
   }
 }
 
-function printTopWords(output: string, status: Finished): void {
+function printTopWords(output: string, status: JobDetails): void {
   const counts: [string, number][] = [];
   for (const part of fs.readdirSync(output).sort()) {
     for (const line of fs.readFileSync(path.join(output, part), 'utf8').split('\n')) {

@@ -1,15 +1,8 @@
 import { SpillwayError } from '../errors/Errors.js';
-import { callJson } from '../rpc/HttpClient.js';
-import type { LeaderInfo } from './LeaderInfo.js';
+import { RestClient } from '../rest/RestClient.js';
 
 /** How long one JobManager may take to say who leads. */
 const ASK_TIMEOUT_MS = 1000;
-
-/** What GET /overview says of leadership (absent from a JobManager without HA: it leads). */
-interface OverviewRoles {
-  role?: 'leader' | 'standby';
-  leader?: LeaderInfo | null;
-}
 
 /** The JobManager URLs of `--jobmanager URL1,URL2,...`, without trailing slashes. */
 export function jobManagerUrls(list: string): string[] {
@@ -28,7 +21,7 @@ export function jobManagerUrls(list: string): string[] {
 export async function findLeader(urls: readonly string[]): Promise<{ url: string; epoch: number } | undefined> {
   const answers = await Promise.all(
     urls.map((url) =>
-      callJson<OverviewRoles>('GET', `${url}/overview`, undefined, { timeoutMs: ASK_TIMEOUT_MS }).then(
+      new RestClient(url).overview({ timeoutMs: ASK_TIMEOUT_MS }).then(
         (overview) => ({ url, overview }),
         () => undefined,
       ),
@@ -36,7 +29,7 @@ export async function findLeader(urls: readonly string[]): Promise<{ url: string
   );
   let best: { url: string; epoch: number } | undefined;
   for (const answer of answers) {
-    if (answer === undefined || (answer.overview.role ?? 'leader') !== 'leader') continue;
+    if (answer === undefined || answer.overview.role !== 'leader') continue;
     const epoch = answer.overview.leader?.epoch ?? 0;
     // Two that both say they lead: the newer epoch does (the other is about to step down).
     if (best === undefined || epoch > best.epoch) best = { url: answer.url, epoch };

@@ -21,7 +21,8 @@ import { createRestServer } from '../security/RestServer.js';
 import { JobHistory } from './store/JobHistory.js';
 import { JobManagerMetrics } from './JobManagerMetrics.js';
 import { JobStore, type JobRecord } from './store/JobStore.js';
-import { JobSubmitter, type SubmitBody } from './submission/JobSubmitter.js';
+import { JobSubmitter } from './submission/JobSubmitter.js';
+import type { SubmitBody } from './submission/SubmitBody.js';
 import { jobSeq, snapshot } from './jobs/JobViews.js';
 import { Modules } from './submission/Modules.js';
 import {
@@ -42,6 +43,7 @@ import type { JobManagerContext } from './routes/JobManagerContext.js';
 import { jobRoutes } from './routes/JobRoutes.js';
 import { moduleRoutes } from './routes/ModuleRoutes.js';
 import { sqlRoutes } from './routes/SqlRoutes.js';
+import { REST_ROUTES } from '../rest/RestApi.js';
 import { Scheduler } from './scheduler/Scheduler.js';
 import { TaskManagerRegistry } from './cluster/TaskManagerRegistry.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
@@ -119,7 +121,7 @@ export class JobManager {
     );
     const maxModuleBytes = this.options.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES;
     replyWithCodes(this.http, (status, _error, url) =>
-      status === 413 && url === '/modules'
+      status === 413 && url === REST_ROUTES.uploadModule.path
         ? { code: 'SPW_ERR_MODULE_TOO_LARGE', message: `the module is larger than ${maxModuleBytes} bytes; the JobManager's --max-module-size allows no more` }
         : undefined,
     );

@@ -1,4 +1,4 @@
-import type { SerializedError } from '../errors/Errors.js';
+import type { ErrorCode, SerializedError } from '../errors/Errors.js';
 import type { Barrier } from '../network/Events.js';
 import type { TaskBufferStats } from '../network/networkThread/NetworkEnd.js';
 import type { CheckpointAck, PartitionLocation, Split, TaskCounters, TaskDeploymentMessage, TaskStateReport } from './TaskDeployment.js';
@@ -20,6 +20,10 @@ export interface Route<P extends Params = Params, B = unknown, R = unknown, Q ex
   bodySchema?: object;
   /** A body other than JSON: its content type. */
   contentType?: string;
+  /** The status of a success, 200 unless given. */
+  status?: number;
+  /** The codes its refusals carry (beyond SPW_ERR_BAD_REQUEST for a body its schema refuses, and SPW_ERR_UNAUTHORIZED). */
+  errors?: readonly ErrorCode[];
   /** Carries the types only; never set. */
   readonly types?: { params: P; body: B; reply: R; query: Q };
 }
@@ -32,7 +36,8 @@ export type NoQuery = Record<never, string>;
 /** What a message that needs no answer is answered with. */
 export type Ack = Record<string, never>;
 
-function route<P extends Params, B, R, Q extends Query = NoQuery>(spec: Omit<Route<P, B, R, Q>, 'types'>): Route<P, B, R, Q> {
+/** A route of a table, typed by its parameters: `types` is never set. */
+export function route<P extends Params, B, R, Q extends Query = NoQuery>(spec: Omit<Route<P, B, R, Q>, 'types'>): Route<P, B, R, Q> {
   return spec;
 }
 
@@ -147,7 +152,7 @@ export const JOBMANAGER_ROUTES = {
 /** Messages the JobManager sends one TaskManager (Flink's TaskExecutorGateway). */
 export const TASKMANAGER_ROUTES = {
   /** Deploys a task attempt; answered (202) at once, its states follow as taskState messages. 409: deployed already. */
-  deployTask: route<NoParams, TaskDeploymentMessage, { taskId: string }>({ method: 'POST', path: '/tasks' }),
+  deployTask: route<NoParams, TaskDeploymentMessage, { taskId: string }>({ method: 'POST', path: '/tasks', status: 202, errors: ['SPW_ERR_TASK_DEPLOYED', 'SPW_ERR_FENCED'] }),
   /** A producer's partition that a deployed task reads is ready, and where. */
   updatePartition: route<{ executionId: string }, { partitionId: string; location: PartitionLocation }, Ack>({
     method: 'POST',

@@ -14,13 +14,17 @@ export interface RouteRequest<P, B, Q> {
  */
 export type RouteHandler<P, B, R, Q> = (request: RouteRequest<P, B, Q>, reply: FastifyReply) => Promise<R | FastifyReply>;
 
-/** Registers `handler` for `route` on `http`, validating the body with the route's schema. */
-export function serve<P extends Params, B, R, Q extends Query>(http: FastifyInstance, route: Route<P, B, R, Q>, handler: RouteHandler<P, B, R, Q>): void {
+/** Registers `handler` for `route` on `http`, validating the body with the route's schema; a success answers with the route's status. `bodyLimit`: bytes, instead of the server's. */
+export function serve<P extends Params, B, R, Q extends Query>(http: FastifyInstance, route: Route<P, B, R, Q>, handler: RouteHandler<P, B, R, Q>, options: { bodyLimit?: number } = {}): void {
   http.route({
+    ...options,
     method: route.method,
     url: route.path,
     ...(route.bodySchema ? { schema: { body: route.bodySchema } } : {}),
     // The route's types are what its schema (or its sender, the gateway of the same table) makes of the request.
-    handler: (request, reply) => handler({ params: request.params as P, body: request.body as B, query: request.query as Q }, reply),
+    handler: (request, reply) => {
+      if (route.status !== undefined) reply.code(route.status);
+      return handler({ params: request.params as P, body: request.body as B, query: request.query as Q }, reply);
+    },
   });
 }

@@ -3,14 +3,13 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { codeOf, serializeError, SpillwayError, type SerializedError } from '../errors/Errors.js';
 import { TaskState, type TaskEndState } from '../lifecycle/TaskState.js';
-import { TASKMANAGER_ROUTES as ROUTES, type Registration } from '../rpc/ControlPlane.js';
+import type { Registration, TaskManagerStatus } from '../rpc/ControlPlane.js';
 import { Heartbeat } from '../rpc/Heartbeat.js';
 import { HttpError, retrying } from '../rpc/HttpClient.js';
 import { JobManagerGateway } from '../rpc/JobManagerGateway.js';
 import { EPOCH_HEADER } from '../rpc/TaskManagerGateway.js';
 import { awaitLeader, findLeader, jobManagerUrls } from '../ha/LeaderFinder.js';
 import { replyWithCodes } from '../rpc/RestErrors.js';
-import { serve } from '../rpc/RouteServer.js';
 import { expandDeployment } from '../rpc/ConsumedPartitionGroup.js';
 import { executionId, type PartitionLocation, type Split, type TaskDeploymentDescriptor, type TaskStateReport } from '../rpc/TaskDeployment.js';
 import { ShuffleEnvironment } from '../network/networkThread/ShuffleEnvironment.js';
@@ -26,6 +25,10 @@ import { TaskHost, type TaskOutcome } from './TaskHost.js';
 import { TaskManagerMetrics } from './TaskManagerMetrics.js';
 import { TaskThreadPool } from './TaskThreadPool.js';
 import { httpLogging, log, logPolicy } from '../Logger.js';
+import { jobRoutes } from './routes/JobRoutes.js';
+import { statusRoutes } from './routes/StatusRoutes.js';
+import type { TaskManagerContext } from './routes/TaskManagerContext.js';
+import { taskRoutes } from './routes/TaskRoutes.js';
 
 /** The least managed memory a slot may have: below it a sort would spill every few records. */
 const MIN_SLOT_MEMORY = 4096;
@@ -275,57 +278,40 @@ export class TaskManager {
     this.seeEpoch(epoch);
   }
 
+  /** The routes of TASKMANAGER_ROUTES, as plugins (routes/); every message of a JobManager is checked for its epoch first. */
   private routes(): void {
     this.http.addHook('onRequest', async (request) => this.checkEpoch(request.headers[EPOCH_HEADER]));
-    serve(this.http, ROUTES.deployTask, async ({ body: descriptor }, reply) => {
-      await this.fencing;
-      const execution = executionId(descriptor.taskId, descriptor.attempt);
-      if (this.tasks.has(execution)) throw new SpillwayError('SPW_ERR_TASK_DEPLOYED', `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already`);
-      void this.deploy(expandDeployment(descriptor));
-      return reply.code(202).send({ taskId: descriptor.taskId });
-    });
-    serve(this.http, ROUTES.updatePartition, async ({ params, body: { partitionId, location } }) => {
-      const task = this.tasks.get(params.executionId);
-      if (task) task.updatePartition(partitionId, location);
-      else this.earlyLocations.set(params.executionId, [...(this.earlyLocations.get(params.executionId) ?? []), [partitionId, location]]);
-      return {};
-    });
-    // Both cancels answer once the tasks have ended (within the cancel timeout): nothing of theirs writes after.
-    serve(this.http, ROUTES.cancelTask, async ({ params }) => {
-      const task = this.tasks.get(params.executionId);
-      task?.cancel();
-      await task?.whenEnded();
-      return {};
-    });
-    serve(this.http, ROUTES.cancelJob, async ({ params: { jobId } }) => {
-      this.canceledJobs.add(jobId);
-      const tasks = [...this.tasks.values()].filter((task) => task.descriptor.jobId === jobId);
-      for (const task of tasks) task.cancel();
-      await Promise.all(tasks.map((task) => task.whenEnded()));
-      return {};
-    });
-    // Without a list, every partition of the job; with one, those of restarted attempts.
-    serve(this.http, ROUTES.releasePartitions, async ({ params: { jobId }, body }) => {
-      const prefix = `${jobId}/`;
-      const listed = body?.partitions ? new Set(body.partitions) : null;
-      const cause = new SpillwayError('SPW_ERR_PARTITION_RELEASED', listed ? `its task of job ${jobId} restarts` : `job ${jobId} ended`);
-      this.env.partitions.releaseWhere((id) => (listed ? listed.has(id) : id.startsWith(prefix)), cause);
-      log.debug({ job: jobId, taskManager: this.id }, 'partitions of the job released');
-      return {};
-    });
-    serve(this.http, ROUTES.triggerCheckpoint, async ({ params, body: barrier }) => {
-      this.tasks.get(params.executionId)?.checkpoint({ type: 'trigger', barrier });
-      return {};
-    });
-    serve(this.http, ROUTES.notifyCheckpoint, async ({ params: { jobId, id }, body: { completed } }) => {
-      const checkpointId = Number(id);
-      for (const task of this.tasks.values()) {
-        if (task.descriptor.jobId === jobId) task.checkpoint(completed ? { type: 'complete', id: checkpointId } : { type: 'abort', id: checkpointId });
-      }
-      return {};
-    });
-    serve(this.http, ROUTES.metrics, async (_request, reply) => reply.type(this.metricsRegistry.contentType).send(await this.metricsRegistry.text()));
-    serve(this.http, ROUTES.status, async () => ({
+    const context = this.context();
+    void this.http.register(taskRoutes, context);
+    void this.http.register(jobRoutes, context);
+    void this.http.register(statusRoutes, context);
+  }
+
+  /** What the route plugins serve from. */
+  private context(): TaskManagerContext {
+    return {
+      id: () => this.id,
+      tasks: this.tasks,
+      metrics: this.metricsRegistry,
+      deploy: async (descriptor) => {
+        await this.fencing;
+        const execution = executionId(descriptor.taskId, descriptor.attempt);
+        if (this.tasks.has(execution)) throw new SpillwayError('SPW_ERR_TASK_DEPLOYED', `task ${descriptor.taskId} attempt ${descriptor.attempt} is deployed already`);
+        void this.deploy(expandDeployment(descriptor));
+      },
+      updatePartition: (execution, partitionId, location) => {
+        const task = this.tasks.get(execution);
+        if (task) task.updatePartition(partitionId, location);
+        else this.earlyLocations.set(execution, [...(this.earlyLocations.get(execution) ?? []), [partitionId, location]]);
+      },
+      jobCanceled: (jobId) => this.canceledJobs.add(jobId),
+      releasePartitions: (which, cause) => this.env.partitions.releaseWhere(which, cause),
+      status: () => this.status(),
+    };
+  }
+
+  private status(): TaskManagerStatus {
+    return {
       id: this.id,
       pid: process.pid,
       tasks: [...this.tasks.keys()],
@@ -341,7 +327,7 @@ export class TaskManager {
       poolUsage: this.metricsRegistry.poolUsage(),
       rss: process.memoryUsage.rss(),
       peakRss: process.resourceUsage().maxRSS * 1024,
-    }));
+    };
   }
 
   private async deploy(descriptor: TaskDeploymentDescriptor): Promise<void> {

@@ -58,6 +58,15 @@ SELECT color, COUNT(*) AS n FROM orders WHERE amount >= 1000 GROUP BY color HAVI
     expect(written.sort()).toEqual(expected.sort());
   });
 
+  test('spillway sql --jobmanager URL1,URL2 runs the statements on the one that leads, as submit does', async () => {
+    const file = path.join(dir, 'show.sql');
+    fs.writeFileSync(file, 'SHOW TABLES;\n');
+    const run = await spillway('sql', file, '--jobmanager', `${url},http://127.0.0.1:1`, '--format', 'csv');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe('table name');
+  });
+
   test('the catalogue lives in the JobManager: a later request sees the tables; a SQL job shows its statement and plan', async () => {
     const { body } = await postSql('SHOW TABLES; DESCRIBE orders;');
     const [tables, describe] = body.results as { rows: unknown[][] }[];

@@ -7,6 +7,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, describe, expect } from 'vitest';
 import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { writeCorpus, zipfCorpusText } from '../../src/job/Corpus.js';
+import { RestClient } from '../../src/rest/RestClient.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { clusterTest } from '../helpers/cluster.js';
 import { launchBrowser, SCREENSHOTS } from '../helpers/browser.js';
@@ -112,6 +113,10 @@ describe('the web UI in chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('.card').length > 0);
     // The TaskManagers' table comes from a poll of its own: a header row and one row each.
     await page.waitForFunction((rows) => document.querySelectorAll('main table tr').length === rows, {}, taskmanagers.length + 1);
+    // Who leads, as GET /overview says: without HA this JobManager, at epoch 0.
+    const { leader } = await new RestClient(url).overview();
+    expect(await page.$eval('.role', (b) => b.textContent)).toBe('leader');
+    expect(await page.$eval('.leader-url', (s) => s.textContent)).toBe(leader?.url);
     await page.close();
   }, 60_000);
 

@@ -1,10 +1,10 @@
 import { CheckpointStatus, type CheckpointsView, type CheckpointStats } from '../../src/jobmanager/checkpoint/CheckpointStats.js';
-import { callJson } from '../../src/rpc/HttpClient.js';
+import { RestClient } from '../../src/rest/RestClient.js';
 import { eventually } from './eventually.js';
 
 /** GET /jobs/:id/checkpoints. */
 export async function checkpointsOf(url: string, id: string): Promise<CheckpointsView> {
-  return callJson<CheckpointsView>('GET', `${url}/jobs/${id}/checkpoints`);
+  return new RestClient(url).checkpoints(id);
 }
 
 /** A job's first completed checkpoint for which `test` holds, as GET /jobs/:id/checkpoints shows it. */

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
-import { callJson } from '../../src/rpc/HttpClient.js';
+import { RestClient } from '../../src/rest/RestClient.js';
+import { TaskManagerGateway } from '../../src/rpc/TaskManagerGateway.js';
 import type { TaskView } from '../../src/jobmanager/store/JobStore.js';
 import { eventually } from './eventually.js';
 import type { JobStatus } from './jobs.js';
@@ -58,7 +59,7 @@ export async function waitUntil(url: string, id: string, ready: (job: JobDetails
   return eventually(
     () => `job ${id}: ${what} (state ${job?.state})`,
     async () => {
-      job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+      job = await new RestClient(url).job(id);
       return ready(job) && job;
     },
     { timeoutMs, everyMs: 20 },
@@ -67,10 +68,10 @@ export async function waitUntil(url: string, id: string, ready: (job: JobDetails
 
 /** The process of the TaskManager registered as `id`, found by its HTTP port's status. */
 export async function processOf(url: string, id: string, processes: ChildProcess[]): Promise<ChildProcess> {
-  const { taskmanagers } = await callJson<{ taskmanagers: { id: string; host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
+  const taskmanagers = await new RestClient(url).taskManagers();
   const tm = taskmanagers.find((t) => t.id === id);
   if (!tm) throw new Error(`no taskmanager ${id}`);
-  const { pid } = await callJson<{ pid: number }>('GET', `http://${tm.host}:${tm.httpPort}/status`);
+  const { pid } = await new TaskManagerGateway(tm).status();
   const child = processes.find((p) => p.pid === pid);
   if (!child) throw new Error(`taskmanager ${id} (pid ${pid}) is not a child of this cluster`);
   return child;

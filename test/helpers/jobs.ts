@@ -1,9 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { callJson, HttpError } from '../../src/rpc/HttpClient.js';
+import { HttpError } from '../../src/rpc/HttpClient.js';
+import type { SubmitBody } from '../../src/jobmanager/submission/SubmitBody.js';
+import { RestClient } from '../../src/rest/RestClient.js';
+import { TaskManagerGateway } from '../../src/rpc/TaskManagerGateway.js';
 import { forEachWord } from '../../src/job/Tokenizer.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
+import type { TaskManagerStatus } from '../../src/rpc/ControlPlane.js';
 import { eventually } from './eventually.js';
 
 /** A task of GET /jobs/:id, as far as most tests read it. */
@@ -21,18 +25,19 @@ export interface JobStatus<Task = TaskSummary> {
   tasks: Task[];
 }
 
-export async function submitJob(url: string, body: Record<string, unknown>): Promise<string> {
-  return (await callJson<{ id: string }>('POST', `${url}/jobs`, body)).id;
+/** POST /jobs; the job's id. `body` as the test wants it: tests send bodies the schema refuses, too. */
+export function submitJob(url: string, body: Record<string, unknown>): Promise<string> {
+  return new RestClient(url).submit(body as SubmitBody);
 }
 
 /** Uploads a job module; its hash, to submit it by. */
-export async function uploadModule(url: string, source: string): Promise<string> {
-  return (await callJson<{ hash: string }>('POST', `${url}/modules`, source, { contentType: 'text/javascript' })).hash;
+export function uploadModule(url: string, source: string): Promise<string> {
+  return new RestClient(url).uploadModule(source);
 }
 
 /** GET /jobs/:id. */
 export function jobStatus(url: string, id: string): Promise<JobStatus> {
-  return callJson<JobStatus>('GET', `${url}/jobs/${id}`);
+  return new RestClient(url).job(id);
 }
 
 /** Polls a job until it ended; throws after `timeoutMs`. */
@@ -50,7 +55,7 @@ export async function waitFor(url: string, id: string, timeoutMs = 120_000): Pro
 
 /** Cancels the jobs in `ids` and waits for each to end (whatever happened to the test that started them), then forgets them: no job holds the next test's slots. */
 export async function cancelAll(url: string, ids: Set<string>): Promise<void> {
-  for (const id of ids) await callJson('POST', `${url}/jobs/${id}/cancel`, {}).catch(() => undefined);
+  for (const id of ids) await new RestClient(url).cancel(id).catch(() => undefined);
   for (const id of ids) await waitFor(url, id, 15_000).catch(() => undefined);
   ids.clear();
 }
@@ -66,8 +71,8 @@ export async function expectFinished(url: string, id: string): Promise<JobStatus
   return status;
 }
 
-export async function result<T>(url: string, id: string): Promise<T[]> {
-  return (await callJson<{ records: T[] }>('GET', `${url}/jobs/${id}/result`)).records;
+export function result<T>(url: string, id: string): Promise<T[]> {
+  return new RestClient(url).result<T>(id);
 }
 
 /** The HttpError a call fails with (the test fails if it succeeds). */
@@ -108,8 +113,8 @@ export interface TaskManagerEntry {
 }
 
 /** The TaskManagers registered now. */
-export async function taskManagers(url: string): Promise<TaskManagerEntry[]> {
-  return (await callJson<{ taskmanagers: TaskManagerEntry[] }>('GET', `${url}/taskmanagers`)).taskmanagers;
+export function taskManagers(url: string): Promise<TaskManagerEntry[]> {
+  return new RestClient(url).taskManagers();
 }
 
 /** Waits until `count` TaskManagers are registered. */
@@ -125,12 +130,6 @@ export async function waitForTaskManagers(url: string, count: number, timeoutMs 
   );
 }
 
-interface TaskManagerStatus {
-  partitions: string[];
-  segmentsInUse: number;
-  spillFiles: string[];
-}
-
 /** Every TaskManager comes to hold no partition, no spill file and no buffer (a release is asynchronous: polled). */
 export async function expectTaskManagersIdle(url: string): Promise<void> {
   for (const tm of await taskManagers(url)) {
@@ -138,7 +137,7 @@ export async function expectTaskManagersIdle(url: string): Promise<void> {
     const idle = (s: TaskManagerStatus): boolean => s.partitions.length === 0 && s.segmentsInUse === 0 && s.spillFiles.length === 0;
     await eventually(
       () => `taskmanager ${tm.id} idle (${JSON.stringify(status)})`,
-      async () => idle((status = await callJson<TaskManagerStatus>('GET', `http://${tm.host}:${tm.httpPort}/status`))),
+      async () => idle((status = await new TaskManagerGateway(tm).status())),
       { timeoutMs: 30_000, everyMs: 100 },
     ).catch(() => undefined);
     // The assertions say what is left, where the poll would only say it timed out.

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { callJson } from '../../src/rpc/HttpClient.js';
-import type { JobDetails } from './failover.js';
+import type { SavepointStatus } from '../../src/rest/RestApi.js';
+import { RestClient } from '../../src/rest/RestClient.js';
 import { eventually } from './eventually.js';
 
 /** A job module's statement (with `fs` and `line` in scope): with params.failOnce (a file path), the first line "boom" fails its task once, and the job restarts. */
@@ -87,7 +87,7 @@ export function add(into: Map<string, number>, more: ReadonlyMap<string, number>
 
 /** Records the tasks of `stage` have taken in, as their last heartbeats report. */
 export async function recordsIn(url: string, id: string, stage: string): Promise<number> {
-  const job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+  const job = await new RestClient(url).job(id);
   return job.tasks.filter((t) => t.stage === stage).reduce((sum, t) => sum + t.counters.recordsIn, 0);
 }
 
@@ -97,18 +97,12 @@ export async function waitRecordsIn(url: string, id: string, stage: string, coun
   expect(seen, `${stage} took in more records than it was given`).toBe(count);
 }
 
-export interface SavepointStatus {
-  id: number;
-  status: string;
-  path?: string;
-  failure?: string;
-}
-
 /** Takes a savepoint into `directory` (`stop`: and stops the job) and waits for it; its status. */
 export async function savepoint(url: string, id: string, directory: string, stop: boolean): Promise<SavepointStatus> {
-  const asked = await callJson<{ id: number; location: string }>('POST', `${url}/jobs/${id}/${stop ? 'stop' : 'savepoints'}`, { directory });
+  const jm = new RestClient(url);
+  const asked = await jm.savepoint(id, directory, stop);
   return eventually(`savepoint ${asked.id} of ${id} no longer in progress`, async () => {
-    const status = await callJson<SavepointStatus>('GET', `${url}${asked.location}`);
+    const status = await jm.savepointStatus(id, asked.id);
     return status.status !== 'IN_PROGRESS' && status;
   });
 }

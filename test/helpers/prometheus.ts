@@ -1,4 +1,6 @@
-import { authorizationHeader, callJson } from '../../src/rpc/HttpClient.js';
+import { authorizationHeader } from '../../src/rpc/HttpClient.js';
+import { RestClient } from '../../src/rest/RestClient.js';
+import { taskManagerUrl } from '../../src/rpc/TaskManagerGateway.js';
 // No types ship with it: its output is declared here, as the tests read it.
 import parse from 'parse-prometheus-text-format';
 
@@ -25,6 +27,5 @@ export function sum(family: Family | undefined, match: Record<string, string> = 
 }
 
 export async function taskManagerUrls(url: string): Promise<string[]> {
-  const { taskmanagers } = await callJson<{ taskmanagers: { host: string; httpPort: number }[] }>('GET', `${url}/taskmanagers`);
-  return taskmanagers.map((tm) => `http://${tm.host}:${tm.httpPort}`);
+  return (await new RestClient(url).taskManagers()).map((tm) => taskManagerUrl(tm));
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { codeOf, SpillwayError } from '../../errors/Errors.js';
-import { callJson } from '../../rpc/HttpClient.js';
+import type { SavepointStatus } from '../../rest/RestApi.js';
+import { RestClient } from '../../rest/RestClient.js';
 import { DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
 import { jobManagerUrls, leaderUrl } from '../../ha/LeaderFinder.js';
 import { defineCommand, type Command } from '../Command.js';
@@ -22,14 +23,6 @@ const POLL_MS = 200;
  * into DIR (POST /jobs/JOB/savepoints, or /stop, which then stops the job), waited for;
  * prints its path. Exit 1 with the coded error if it fails.
  */
-/** GET /jobs/:id/savepoints/:sid, as the command reads it. */
-interface SavepointStatus {
-  status: string;
-  path?: string;
-  failure?: string;
-  code?: string;
-}
-
 function savepointCommandNamed(name: 'savepoint' | 'stop', summary: string): Command {
   return defineCommand({
     name,
@@ -41,17 +34,15 @@ function savepointCommandNamed(name: 'savepoint' | 'stop', summary: string): Com
     ],
     async run(values, [job, dir]) {
       useCommonOptions(values, localClusterSecret(values.jobmanager));
-      let jm = await leaderUrl(values.jobmanager);
-      const route = name === 'stop' ? 'stop' : 'savepoints';
-      const { id } = await callJson<{ id: number }>('POST', `${jm}/jobs/${job}/${route}`, { directory: path.resolve(dir) });
+      let jm = new RestClient(await leaderUrl(values.jobmanager));
+      const { id } = await jm.savepoint(job, path.resolve(dir), name === 'stop');
       const deadline = Date.now() + values.timeout;
       for (;;) {
-        const asked = `${jm}/jobs/${job}/savepoints/${id}`;
-        const status: SavepointStatus = await callJson<SavepointStatus>('GET', asked).catch(async (error: unknown): Promise<SavepointStatus> => {
+        const status: SavepointStatus = await jm.savepointStatus(job, id).catch(async (error: unknown): Promise<SavepointStatus> => {
           // The leader may be gone (HA): the new one says what became of the savepoint.
           if (codeOf(error) !== 'SPW_ERR_CONTROL_CALL' || jobManagerUrls(values.jobmanager).length === 1) throw error;
-          jm = await leaderUrl(values.jobmanager);
-          return { status: 'IN_PROGRESS' };
+          jm = new RestClient(await leaderUrl(values.jobmanager));
+          return { id, status: 'IN_PROGRESS' };
         });
         if (status.status === 'COMPLETED') {
           console.log(`savepoint ${id} of ${job} at ${status.path}`);

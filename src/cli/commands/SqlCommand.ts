@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SpillwayError } from '../../errors/Errors.js';
-import { callJson } from '../../rpc/HttpClient.js';
+import { leaderUrl } from '../../ha/LeaderFinder.js';
+import { RestClient } from '../../rest/RestClient.js';
 import { DEFAULT_JOBMANAGER_URL } from '../../ServerOptions.js';
 import { DEFAULT_SLOTS } from '../../taskmanager/TaskManagerOptions.js';
 import { defineCommand } from '../Command.js';
@@ -13,7 +14,7 @@ import { COMMON_OPTIONS, useCommonOptions } from './CommonOptions.js';
 import { localClusterSecret } from './SubmitCommand.js';
 
 export const SQL_OPTIONS = {
-  jobmanager: { type: 'url', help: `the JobManager to run the statements on (${DEFAULT_JOBMANAGER_URL}; an embedded local cluster when nothing answers there)` },
+  jobmanager: { type: 'urls', help: `the JobManager to run the statements on, or several (the leader is found among them) (${DEFAULT_JOBMANAGER_URL}; an embedded local cluster when nothing answers there)` },
   local: { type: 'boolean', help: 'run the statements on an embedded local cluster, started and stopped by the command' },
   wait: { type: 'boolean', help: "wait for every job the statements submitted (exit 1 if one did not FINISH, printing its coded error)" },
   follow: { type: 'boolean', help: "print an unbounded SELECT's changes as they come, a JSON line each" },
@@ -33,7 +34,7 @@ export const sqlCommand = defineCommand({
     const jobManager = given ?? DEFAULT_JOBMANAGER_URL;
     useCommonOptions(values, localClusterSecret(jobManager));
     const options = { statements, wait: values.wait, follow: values.follow, format: values.format as SqlFormat, baseDir };
-    if (!values.local && (given !== undefined || (await answers(jobManager)))) return runSql({ ...options, jobManager });
+    if (!values.local && (given !== undefined || (await answers(jobManager)))) return runSql({ ...options, jobManager: await leaderUrl(jobManager) });
     const cluster = new LocalCluster({ taskManagers: DEFAULT_TASKMANAGERS, slots: DEFAULT_SLOTS, stdio: 'ignore' });
     try {
       const url = await cluster.start();
@@ -52,7 +53,7 @@ function readFile(file: string): string {
 /** Whether a JobManager answers at `url`. */
 async function answers(url: string): Promise<boolean> {
   try {
-    await callJson('GET', `${url.replace(/\/$/, '')}/healthz`, undefined, { timeoutMs: 2000 });
+    await new RestClient(url).healthz({ timeoutMs: 2000 });
     return true;
   } catch {
     return false;

@@ -2,9 +2,34 @@ import { sqlDetails } from '../../sql/SqlJob.js';
 import { TaskState } from '../../lifecycle/TaskState.js';
 import { emptyCounters, type TaskCounters } from '../../rpc/TaskDeployment.js';
 import type { ExecutionEdge, ExecutionGraph } from '../scheduler/ExecutionGraph.js';
-import type { EdgeView, JobRecord } from '../store/JobStore.js';
-import { eventTime } from './EventTimeView.js';
+import type { CompressionCodec } from '../../network/buffer/CompressionCodec.js';
+import type { EdgeView, JobRecord, TaskView } from '../store/JobStore.js';
+import { eventTime, type EventTimeFigures } from './EventTimeView.js';
 import type { Job } from './Job.js';
+import type { TaskRates } from './TaskRates.js';
+
+/** An entry of GET /jobs; `durationMs` from its start to its end, or to now while it runs (0 before it started). */
+export type JobSummary = Pick<JobRecord, 'id' | 'name' | 'state' | 'error' | 'errorCode' | 'parallelism' | 'exchange' | 'submitted'> & { durationMs: number };
+
+/** A task as GET /jobs/:id shows it: its rates beside its counters. */
+export type TaskDetails = Omit<TaskView, 'rates'> & Partial<TaskRates>;
+
+/** GET /jobs/:id: the summary, counters, exchanges and tasks; an unbounded job's event time; a SQL job's statement and plan. */
+export type JobDetails = JobSummary & {
+  started?: number;
+  ended?: number;
+  counters: TaskCounters;
+  compression: CompressionCodec | false;
+  edges: EdgeView[];
+  tasks: TaskDetails[];
+  /** The share of tasks FINISHED. */
+  progress: number;
+  resultBytes: number;
+  resultsDropped?: string;
+  restarts: number;
+  bounded: boolean;
+} & Partial<EventTimeFigures> &
+  ReturnType<typeof sqlDetails>;
 
 /** The seq of job ids `job-0042-...`: the number the store keys a job by. */
 export function jobSeq(id: string): number | undefined {
@@ -111,14 +136,14 @@ function edgeView(graph: ExecutionGraph, edge: ExecutionEdge): EdgeView {
 }
 
 /** An entry of GET /jobs. */
-export function summary(job: JobRecord): Record<string, unknown> {
+export function summary(job: JobRecord): JobSummary {
   const { id, name, state, error, errorCode, parallelism, exchange, submitted, started, ended } = job;
   const durationMs = started === undefined ? 0 : (ended ?? Date.now()) - started;
   return { id, name, state, error, errorCode, parallelism, exchange, submitted, durationMs };
 }
 
 /** GET /jobs/:id. */
-export function details(job: JobRecord): Record<string, unknown> {
+export function details(job: JobRecord): JobDetails {
   return {
     ...summary(job),
     started: job.started,

@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { SpillwayError } from '../../errors/Errors.js';
 import { BUILTIN_JOBS } from '../../job/BuiltinJobs.js';
 import { JobState } from '../../lifecycle/JobState.js';
+import { REST_ROUTES as REST } from '../../rest/RestApi.js';
+import { serve } from '../../rpc/RouteServer.js';
 import type { JobManagerContext } from './JobManagerContext.js';
 
-/** The cluster as a whole: /overview, /taskmanagers, /metrics. */
+/** The cluster as a whole: /overview, /taskmanagers, /metrics (src/rest/RestApi.ts). */
 export async function clusterRoutes(http: FastifyInstance, context: JobManagerContext): Promise<void> {
-  http.get('/overview', async () => {
+  serve(http, REST.overview, async () => {
     const tms = context.registry.sorted();
     const jobs = context.jobs();
     const count = (state: JobState): number => jobs.filter((j) => j.state === state).length;
@@ -19,13 +21,13 @@ export async function clusterRoutes(http: FastifyInstance, context: JobManagerCo
       ...context.leadership(),
     };
   });
-  http.get('/taskmanagers', async () => ({ taskmanagers: context.registry.sorted() }));
+  serve(http, REST.taskManagers, async () => ({ taskmanagers: context.registry.sorted() }));
   // A TaskManager as registered, with its memory and network buffers now (for the UI's charts).
-  http.get<{ Params: { id: string } }>('/taskmanagers/:id', async (request) => {
-    const tm = context.registry.get(request.params.id);
-    if (!tm) throw new SpillwayError('SPW_ERR_TASKMANAGER_NOT_FOUND', `no taskmanager ${request.params.id}`);
+  serve(http, REST.taskManager, async ({ params }) => {
+    const tm = context.registry.get(params.id);
+    if (!tm) throw new SpillwayError('SPW_ERR_TASKMANAGER_NOT_FOUND', `no taskmanager ${params.id}`);
     const status = await context.registry.gateway(tm).status().catch((error: Error) => ({ error: error.message }));
     return { ...tm, status };
   });
-  http.get('/metrics', async (_request, reply) => reply.type(context.metrics.contentType).send(await context.metrics.text()));
+  serve(http, REST.metrics, async (_request, reply) => reply.type(context.metrics.contentType).send(await context.metrics.text()));
 }

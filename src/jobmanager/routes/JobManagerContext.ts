@@ -1,7 +1,7 @@
 import type { CatalogSnapshot } from '../../sql/Catalog.js';
 import type { LeaderInfo } from '../../ha/LeaderInfo.js';
 import type { JobRecord } from '../store/JobStore.js';
-import type { SubmitBody } from '../submission/JobSubmitter.js';
+import type { SubmitBody } from '../submission/SubmitBody.js';
 import type { JobHistory } from '../store/JobHistory.js';
 import type { JobManagerMetrics } from '../JobManagerMetrics.js';
 import type { JobSubmitter } from '../submission/JobSubmitter.js';

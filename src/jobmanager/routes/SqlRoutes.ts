@@ -2,29 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Catalog } from '../../sql/Catalog.js';
 import { SqlError } from '../../sql/SqlError.js';
 import { type SqlResult, SqlSession } from '../../sql/SqlSession.js';
+import { REST_ROUTES as REST, type SqlAnswer } from '../../rest/RestApi.js';
+import { serve } from '../../rpc/RouteServer.js';
 import type { JobManagerContext } from './JobManagerContext.js';
-
-interface SqlBody {
-  statements: string;
-  /** Where a CREATE FUNCTION's relative module path is read from (the client's working folder); the JobManager's own otherwise. */
-  baseDir?: string;
-  /** Settings as SET gives them, before the statements' own. */
-  settings?: Record<string, string>;
-}
-
-const sqlSchema = {
-  type: 'object',
-  required: ['statements'],
-  properties: {
-    statements: { type: 'string', minLength: 1 },
-    baseDir: { type: 'string', minLength: 1 },
-    settings: { type: 'object', additionalProperties: { type: 'string' } },
-  },
-  additionalProperties: false,
-} as const;
-
-/** One statement's answer: a message, a table, or the id of the job it submitted. */
-type SqlAnswer = { statement: string; kind: 'ok'; message: string } | { statement: string; kind: 'table'; columns: string[]; rows: unknown[][] } | { statement: string; kind: 'job'; id: string; columns: string[]; updating: boolean; bounded: boolean; plan: string[] };
 
 /**
  * POST /sql {"statements": "..."}: runs Flink SQL statements in order against the catalogue
@@ -32,8 +12,8 @@ type SqlAnswer = { statement: string; kind: 'ok'; message: string } | { statemen
  * any of them answers 400 with its code, line and column, and nothing is changed or submitted.
  */
 export async function sqlRoutes(http: FastifyInstance, context: JobManagerContext): Promise<void> {
-  http.post<{ Body: SqlBody }>('/sql', { schema: { body: sqlSchema } }, async (request, reply) => {
-    const { statements, baseDir, settings } = request.body;
+  serve(http, REST.sql, async ({ body }, reply) => {
+    const { statements, baseDir, settings } = body;
     const stored = context.sqlCatalog().load();
     try {
       new SqlSession(new Catalog(stored), settings, baseDir).execute(statements);
@@ -47,7 +27,7 @@ export async function sqlRoutes(http: FastifyInstance, context: JobManagerContex
     const answers: SqlAnswer[] = [];
     for (const result of results) answers.push(await answer(result, context));
     await context.history().committed();
-    return reply.code(200).send({ results: answers });
+    return { results: answers };
   });
 }
 

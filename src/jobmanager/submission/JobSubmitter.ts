@@ -4,7 +4,7 @@ import { validatedJob, type ValidatedJob } from '../../job/ValidatedJob.js';
 import { operatorSpec } from '../../runtime/operators/Operators.js';
 import { savepointAt } from '../checkpoint/CheckpointCoordinator.js';
 import { checkpointIntact, fingerprintChanges, fingerprintOf, type CheckpointMetadata } from '../checkpoint/CheckpointMetadata.js';
-import { checkpointOptions, checkpointsSchema, type CheckpointOptions } from '../checkpoint/CheckpointOptions.js';
+import { checkpointOptions } from '../checkpoint/CheckpointOptions.js';
 import type { JobLoader } from '../../job/JobLoader.js';
 import { checkSources } from '../../connectors/Sources.js';
 import { compressionCodec } from '../../network/buffer/CompressionCodec.js';
@@ -14,47 +14,8 @@ import type { JobReference } from '../../rpc/TaskDeployment.js';
 import type { JobSubmission } from '../jobs/Job.js';
 import { ModuleSandbox } from './ModuleSandbox.js';
 import type { Modules } from './Modules.js';
-import { DEFAULT_RESTART, restartSchema, restartStrategy, type RestartStrategy, type RestartStrategyName } from '../failover/RestartStrategy.js';
-
-/** The body of POST /jobs. */
-export interface SubmitBody {
-  job?: string;
-  name?: string;
-  module?: string;
-  params?: Record<string, unknown>;
-  parallelism?: number;
-  exchange?: string;
-  compression?: boolean | string;
-  bufferTimeout?: number;
-  restart?: { strategy: RestartStrategyName } & Record<string, unknown>;
-  checkpoints?: Partial<CheckpointOptions> & { interval: number };
-  /** A savepoint's (or retained checkpoint's) folder to start from. */
-  savepoint?: string;
-  /** Start from a savepoint whose topology differs: state of stages that changed is dropped. */
-  allowNonRestoredState?: boolean;
-}
-
-/** POST /jobs's body schema: an unknown field (a typo such as "paralellism") is an error, not silently dropped. */
-export const submitSchema = {
-  type: 'object',
-  properties: {
-    job: { type: 'string', minLength: 1 },
-    module: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-    name: { type: 'string' },
-    params: { type: 'object' },
-    parallelism: { type: 'integer', minimum: 1, maximum: 1024 },
-    exchange: { type: 'string', minLength: 1 },
-    // true, false or a codec's name: checked by compressionCodec(), whose message names the codecs.
-    compression: {},
-    bufferTimeout: { type: 'integer', minimum: -1 },
-    restart: restartSchema,
-    checkpoints: checkpointsSchema,
-    savepoint: { type: 'string', minLength: 1 },
-    allowNonRestoredState: { type: 'boolean' },
-  },
-  additionalProperties: false,
-  anyOf: [{ required: ['job'] }, { required: ['module'] }],
-} as const;
+import { DEFAULT_RESTART, restartStrategy, type RestartStrategy } from '../failover/RestartStrategy.js';
+import type { SubmitBody } from './SubmitBody.js';
 
 export interface SubmitterOptions {
   /** The parallelism of a job that names none: the cluster's slots now. */
