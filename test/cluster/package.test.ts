@@ -153,8 +153,7 @@ afterAll(async () => {
   work.remove();
 });
 
-// The tests only read the installed project (each command its own process): they run side by side.
-describe.concurrent('the packed package in a user project', () => {
+describe('the packed package in a user project', () => {
   test('the tarball holds the built code, its types and the command, not the sources or tests', () => {
     const root = path.join(project, 'node_modules', 'spillway');
     expect(fs.existsSync(path.join(root, 'dist/src/index.js'))).toBe(true);
