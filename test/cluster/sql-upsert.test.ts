@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect } from 'vitest';
 import type { LocalCluster } from '../../src/cli/LocalCluster.js';
 import { NexmarkGenerator } from '../../src/connectors/nexmark/NexmarkGenerator.js';
 import { JobState } from '../../src/lifecycle/JobState.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { clusterTest } from '../helpers/cluster.js';
+import { eventually } from '../helpers/eventually.js';
 import { killHard, processOf, waitUntil } from '../helpers/failover.js';
 import { nexmarkSql } from '../helpers/nexmarkSql.js';
 import { postgresScope } from '../helpers/services.js';
@@ -35,12 +35,15 @@ async function killAfterCheckpoints(cluster: LocalCluster, id: string): Promise<
   let seen = 0;
   const victims: string[] = [];
   for (let k = 0; k < KILLS; k++) {
-    const deadline = Date.now() + 30_000;
-    while ((await completed(cluster.url, id)) <= seen) {
-      if (Date.now() > deadline) throw new Error(`no checkpoint of ${id} completed before kill ${k}`);
-      await sleep(100);
-    }
-    seen = await completed(cluster.url, id);
+    // The count read once: the one that passed the wait is the one the next kill waits past.
+    seen = await eventually(
+      `a checkpoint of ${id} completed before kill ${k}`,
+      async () => {
+        const now = await completed(cluster.url, id);
+        return now > seen && now;
+      },
+      { timeoutMs: 30_000, everyMs: 100 },
+    );
     await replenished(cluster, victims);
     const job = await waitUntil(cluster.url, id, (j) => j.state === JobState.RUNNING && j.tasks.every((t) => t.state === 'RUNNING'), 'every task running', 30_000);
     const victim = [...new Set(job.tasks.map((t) => t.taskManager))].sort()[k % 2]!;
@@ -52,17 +55,16 @@ async function killAfterCheckpoints(cluster: LocalCluster, id: string): Promise<
 
 /** Waits until the cluster has its two TaskManagers again, the killed ones gone from the list. */
 async function replenished(cluster: LocalCluster, victims: readonly string[]): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { taskmanagers } = await callJson<{ taskmanagers: { id: string }[] }>('GET', `${cluster.url}/taskmanagers`);
-    if (taskmanagers.filter((t) => !victims.includes(t.id)).length >= 2) {
-      // Lets this process call the replacements' /status too.
-      await cluster.waitForTaskManagers(0);
-      return;
-    }
-    if (Date.now() > deadline) throw new Error('the TaskManagers were not replaced');
-    await sleep(100);
-  }
+  await eventually(
+    'the TaskManagers replaced',
+    async () => {
+      const { taskmanagers } = await callJson<{ taskmanagers: { id: string }[] }>('GET', `${cluster.url}/taskmanagers`);
+      return taskmanagers.filter((t) => !victims.includes(t.id)).length >= 2;
+    },
+    { timeoutMs: 30_000, everyMs: 100 },
+  );
+  // Lets this process call the replacements' /status too.
+  await cluster.waitForTaskManagers(0);
 }
 
 test('an unbounded-style GROUP BY (a changelog) into a PostgreSQL upsert table, with checkpoints, stays exact under TaskManager kills', async ({ cluster, postgres }) => {

@@ -223,7 +223,7 @@ export default job.build();`;
     expect((await waitFor(url, id)).state).toBe('CANCELED');
   }, 90_000);
 
-  test('a job of three stages fits a window 1400 pixels wide: no stage runs past its right edge', async () => {
+  test('a job of three stages fits a window 1400 pixels wide: no stage, edge or part of the page runs past its right edge', async () => {
     const threeStages = `export default { name: 'three-stages', stages: [
       { name: 'generate-the-numbers', source: { kind: 'generate', generate: function* () { for (let i = 0; i < 1000; i++) yield [i % 10, i]; } } },
       { name: 'count-them-per-key', inputs: [{ from: 'generate-the-numbers', partitioning: { type: 'hash', key: (r) => r[0] } }], operators: [{ map: (r) => r }] },
@@ -234,12 +234,16 @@ export default job.build();`;
     try {
       await page.goto(`${url}/#/jobs/${id}`);
       await page.waitForFunction(() => document.querySelectorAll('g.stage').length === 3);
-      const { viewport, rights } = await page.evaluate(() => ({
+      // Read once, the layout as it stands: the graph, its stages and its edges, and the page's own width.
+      const { viewport, pageWidth, parts } = await page.evaluate(() => ({
         viewport: document.documentElement.clientWidth,
-        rights: Array.from(document.querySelectorAll('g.stage'), (g) => g.getBoundingClientRect().right),
+        pageWidth: document.documentElement.scrollWidth,
+        parts: Array.from(document.querySelectorAll('svg.graph, g.stage, g.edge'), (g) => ({ what: g.getAttribute('data-stage') ?? g.getAttribute('data-edge') ?? 'the graph', right: g.getBoundingClientRect().right })),
       }));
       expect(viewport).toBeLessThanOrEqual(1400);
-      for (const right of rights) expect(right, 'a stage box ends inside the window').toBeLessThanOrEqual(viewport);
+      expect(pageWidth, 'the page does not run past the window sideways').toBeLessThanOrEqual(viewport);
+      expect(parts.filter((p) => p.what !== 'the graph')).toHaveLength(5);
+      for (const { what, right } of parts) expect(right, `${what} ends inside the window`).toBeLessThanOrEqual(viewport);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'three-stages.png') });
     } finally {
       await page.close();
