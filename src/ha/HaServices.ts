@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../errors/Errors.js';
+import type { JobRecord } from '../jobmanager/store/JobStore.js';
 import type { LeaderElection } from './LeaderElection.js';
 
 /** The leader as the store has it: where it is reached, its fencing epoch, and since when it leads (epoch ms). */
@@ -33,6 +34,8 @@ export interface JobResult {
   state: string;
   ended: number;
   errorCode?: ErrorCode;
+  /** The job as the leader that ended it showed it, so that any later leader lists it as it ended. */
+  record?: JobRecord;
 }
 
 /**
@@ -67,5 +70,7 @@ export interface HaServices {
   putResult(epoch: number, result: JobResult): Promise<void>;
   /** How a job ended, if it did. */
   result(jobId: string): Promise<JobResult | undefined>;
+  /** The `limit` jobs that ended last, the latest first, with their records. */
+  results(limit: number): Promise<JobResult[]>;
   close(): Promise<void>;
 }
