@@ -109,7 +109,7 @@ export class JobManager {
         leads: () => this.fence.leads,
         loaded: () => this.loaded,
         leaderUrl: () => {
-          const leader = this.ha.election?.leader;
+          const leader = this.ha.election?.liveLeader;
           return leader === undefined || leader.url === this.url ? undefined : leader.url;
         },
       });
