@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../errors/Errors.js';
+import type { JobRecord } from '../jobmanager/store/JobStore.js';
 import type { LeaderElection } from './LeaderElection.js';
 
 /** A submitted job as the job store keeps it: enough for a new leader to run it again under its id. */
@@ -26,6 +27,8 @@ export interface JobResult {
   state: string;
   ended: number;
   errorCode?: ErrorCode;
+  /** The job as the leader that ended it showed it, so that any later leader lists it as it ended. */
+  record?: JobRecord;
 }
 
 /**
@@ -60,5 +63,7 @@ export interface HaServices {
   putResult(epoch: number, result: JobResult): Promise<void>;
   /** How a job ended, if it did. */
   result(jobId: string): Promise<JobResult | undefined>;
+  /** The `limit` jobs that ended last, the latest first, with their records. */
+  results(limit: number): Promise<JobResult[]>;
   close(): Promise<void>;
 }

@@ -13,6 +13,11 @@ export const DEFAULT_LEASE_MS = 3000;
  * row change, which is after the leader sent the renewal that changed it).
  */
 const LEASE_SHARE = 0.9;
+/**
+ * Renew intervals a standby goes without seeing the leader renew before it sends clients
+ * to nobody (503, try again) rather than to a leader that is likely gone.
+ */
+const RENEWALS_MISSED = 3;
 
 /** The lease row of a cluster: who holds it, its epoch, and a version each renewal bumps. */
 export interface LeaseRow extends LeaderInfo {
@@ -94,6 +99,13 @@ export class LeaderElection {
     // A row unchanged for a lease is of a leader that is gone: nobody leads until one takes it.
     if (!this.fence.leads && this.seen !== null && performance.now() - this.seen.at >= this.leaseMs) return undefined;
     return { url: row.url, epoch: row.epoch, since: row.since };
+  }
+
+  /** The leader to send clients to: as `leader`, but a standby that has not seen it renew for a few intervals knows none. */
+  get liveLeader(): LeaderInfo | undefined {
+    const leader = this.leader;
+    if (leader === undefined || this.fence.leads || this.seen === null) return leader;
+    return performance.now() - this.seen.at < this.renewIntervalMs * RENEWALS_MISSED ? leader : undefined;
   }
 
   /** Stops contending; a leader gives its lease up, so that a standby takes over at once. */

@@ -40,5 +40,9 @@ export class NoHaServices implements HaServices {
     return undefined;
   }
 
+  async results(_limit: number): Promise<JobResult[]> {
+    return [];
+  }
+
   async close(): Promise<void> {}
 }

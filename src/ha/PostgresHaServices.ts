@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { SpillwayError, type ErrorCode } from '../errors/Errors.js';
 import { redactUrl } from '../connectors/ServiceConnection.js';
+import type { JobRecord } from '../jobmanager/store/JobStore.js';
 import type { Fence } from './Fence.js';
 import type { CheckpointPointer, HaServices, JobResult, StoredJob } from './HaServices.js';
 import { LeaderElection, type ElectionOptions, type LeaseRow, type LeaseStore } from './LeaderElection.js';
@@ -20,6 +21,8 @@ const SCHEMA = [
      folder text NOT NULL, checksum text NOT NULL, savepoint boolean NOT NULL, epoch bigint NOT NULL, PRIMARY KEY (cluster_id, job_id, checkpoint_id))`,
   `CREATE TABLE IF NOT EXISTS spillway_ha_results (cluster_id text NOT NULL, job_id text NOT NULL, state text NOT NULL, ended bigint NOT NULL,
      error_code text, epoch bigint NOT NULL, PRIMARY KEY (cluster_id, job_id))`,
+  // The ended job's record (GET /jobs on any later leader); a store made before it had none.
+  `ALTER TABLE spillway_ha_results ADD COLUMN IF NOT EXISTS record jsonb`,
 ];
 
 /** Every table of the HA services, for a test or an operator that drops a cluster's store. */
@@ -171,8 +174,8 @@ export class PostgresHaServices implements HaServices, LeaseStore {
   async putResult(epoch: number, result: JobResult): Promise<void> {
     await this.fenced(epoch, `record the end of job ${result.jobId}`, async (client) => {
       await client.query(
-        `INSERT INTO spillway_ha_results (cluster_id, job_id, state, ended, error_code, epoch) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-        [this.cluster, result.jobId, result.state, result.ended, result.errorCode ?? null, epoch],
+        `INSERT INTO spillway_ha_results (cluster_id, job_id, state, ended, error_code, epoch, record) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+        [this.cluster, result.jobId, result.state, result.ended, result.errorCode ?? null, epoch, result.record ? JSON.stringify(result.record) : null],
       );
       // An ended job is never run again: its definition and checkpoint pointers go (a savepoint's record stays).
       await client.query('DELETE FROM spillway_ha_jobs WHERE cluster_id = $1 AND job_id = $2', [this.cluster, result.jobId]);
@@ -181,12 +184,16 @@ export class PostgresHaServices implements HaServices, LeaseStore {
   }
 
   async result(jobId: string): Promise<JobResult | undefined> {
-    const { rows } = await this.query<{ state: string; ended: string; error_code: string | null }>(
-      'SELECT state, ended, error_code FROM spillway_ha_results WHERE cluster_id = $1 AND job_id = $2',
-      [this.cluster, jobId],
-    );
-    const row = rows[0];
-    return row && { jobId, state: row.state, ended: Number(row.ended), ...(row.error_code ? { errorCode: row.error_code as ErrorCode } : {}) };
+    const { rows } = await this.query<ResultDbRow>('SELECT * FROM spillway_ha_results WHERE cluster_id = $1 AND job_id = $2', [this.cluster, jobId]);
+    return rows[0] && jobResult(rows[0]);
+  }
+
+  async results(limit: number): Promise<JobResult[]> {
+    const { rows } = await this.query<ResultDbRow>('SELECT * FROM spillway_ha_results WHERE cluster_id = $1 ORDER BY ended DESC, job_id DESC LIMIT $2', [
+      this.cluster,
+      limit,
+    ]);
+    return rows.map(jobResult);
   }
 
   async close(): Promise<void> {
@@ -273,6 +280,24 @@ interface LeaseDbRow {
   version: string;
   since: Date;
   released: boolean;
+}
+
+interface ResultDbRow {
+  job_id: string;
+  state: string;
+  ended: string;
+  error_code: string | null;
+  record: JobRecord | null;
+}
+
+function jobResult(row: ResultDbRow): JobResult {
+  return {
+    jobId: row.job_id,
+    state: row.state,
+    ended: Number(row.ended),
+    ...(row.error_code ? { errorCode: row.error_code as ErrorCode } : {}),
+    ...(row.record ? { record: row.record } : {}),
+  };
 }
 
 function leaseRow(row: LeaseDbRow): LeaseRow {

@@ -16,14 +16,15 @@ export interface GateState {
   leads(): boolean;
   /** Resolves once the leader has loaded the jobs of its predecessors: requests wait for it. */
   loaded(): Promise<void>;
-  /** The leader's URL as last seen, if another leads. */
+  /** The leader's URL, if another leads and was seen renewing its lease lately. */
   leaderUrl(): string | undefined;
 }
 
 /**
  * The REST gate of a JobManager with HA. A standby answers GET /overview, /healthz and
  * /metrics itself and sends every other request to the leader (307, method and body
- * kept); with no leader known, a 503 (SPW_ERR_NO_LEADER) with Retry-After. On the leader,
+ * kept); with no leader known (none seen renewing for a few intervals: the leader may be
+ * gone, and a client sent to it would meet a closed port), a 503 (SPW_ERR_NO_LEADER) with Retry-After. On the leader,
  * a request waits until the jobs of the leaders before it are loaded, so that a job
  * submitted during the change is numbered after them and a job asked for is found.
  */

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { codeOf, SpillwayError } from '../errors/Errors.js';
+import { EndedJobs } from '../ha/EndedJobs.js';
 import { Fence } from '../ha/Fence.js';
 import type { HaServices } from '../ha/HaServices.js';
 import type { LeaderInfo } from '../ha/LeaderInfo.js';
@@ -78,6 +79,8 @@ export class JobManager {
   private ha: HaServices = new NoHaServices();
   /** Resolves once this leader has loaded the jobs of the leaders before it. */
   private loaded: Promise<void> = Promise.resolve();
+  /** With HA: the cluster's ended jobs, as the job result store has them (loaded when this JobManager takes the lead). */
+  private readonly ended = new EndedJobs();
   /** The URL it is reached at; since when it leads (without HA, since it started). */
   private url = '';
   private readonly started = Date.now();
@@ -109,7 +112,7 @@ export class JobManager {
         leads: () => this.fence.leads,
         loaded: () => this.loaded,
         leaderUrl: () => {
-          const leader = this.ha.election?.leader;
+          const leader = this.ha.election?.liveLeader;
           return leader === undefined || leader.url === this.url ? undefined : leader.url;
         },
       });
@@ -176,6 +179,7 @@ export class JobManager {
 
   /** Loads every stored job that has no result, each from its latest checkpoint; one that cannot be is recorded FAILED with its reason. */
   private async recover(epoch: number): Promise<void> {
+    await this.ended.load(this.ha, this.options.jobHistory ?? DEFAULT_JOB_HISTORY);
     const jobs = await this.ha.unfinishedJobs();
     log.info({ epoch, jobs: jobs.map((job) => job.id) }, 'leader: running on the jobs of the cluster');
     for (const stored of jobs) {
@@ -191,7 +195,9 @@ export class JobManager {
         log.info({ job: stored.id, from: body.savepoint }, 'leader: job resumed');
       } catch (error) {
         log.error({ job: stored.id, err: error }, 'leader: a job of the cluster cannot run on');
-        await this.ha.putResult(epoch, { jobId: stored.id, state: JobState.FAILED, ended: Date.now(), errorCode: codeOf(error, 'SPW_ERR_INVALID_JOB') }).catch(() => undefined);
+        const result = { jobId: stored.id, state: JobState.FAILED, ended: Date.now(), errorCode: codeOf(error, 'SPW_ERR_INVALID_JOB') };
+        this.ended.add(result);
+        await this.ha.putResult(epoch, result).catch(() => undefined);
       }
     }
   }
@@ -216,7 +222,8 @@ export class JobManager {
   /** A job ended: the HA store records it, so that no later leader runs it again. */
   private recordEnd(job: Job): void {
     if (this.ha.election === null) return;
-    const result = { jobId: job.id, state: job.state, ended: job.ended ?? Date.now(), errorCode: job.failure?.code };
+    const result = { jobId: job.id, state: job.state, ended: job.ended ?? Date.now(), errorCode: job.failure?.code, record: snapshot(job) };
+    this.ended.add(result);
     this.ha.putResult(this.fence.epoch, result).catch((error: Error) => log.warn({ job: job.id, error: error.message }, 'the end of the job is not in the HA store'));
   }
 
@@ -330,17 +337,20 @@ export class JobManager {
     const live = this.scheduler.jobs.get(id);
     if (live) return snapshot(live);
     const seq = jobSeq(id);
-    const kept = seq === undefined ? undefined : this.history.get(id, seq);
+    const kept = this.ended.resolve(id, seq === undefined ? undefined : this.history.get(id, seq));
     if (!kept) throw new SpillwayError('SPW_ERR_JOB_NOT_FOUND', `no job ${id}`);
     return kept;
   }
 
-  /** Every job answered for, by number; live ones as they stand. */
+  /** Every job answered for, by number; live ones as they stand, ended ones as the cluster's result store has them. */
   private jobs(): JobRecord[] {
-    return this.history.list().map((record) => {
+    const kept = this.history.list();
+    const jobs = kept.map((record) => {
       const live = this.scheduler.jobs.get(record.id);
-      return live ? snapshot(live) : record;
+      return live ? snapshot(live) : (this.ended.resolve(record.id, record) ?? record);
     });
+    jobs.push(...this.ended.missingFrom(new Set(kept.map((record) => record.id))));
+    return jobs.sort((a, b) => a.seq - b.seq);
   }
 }
 
