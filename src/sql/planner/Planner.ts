@@ -630,18 +630,21 @@ export class Planner {
     return { ...rel, stream, calc: undefined };
   }
 
+  /** `UNION ALL` merges both inputs; `UNION` is the distinct rows of that (an updating result in streaming mode, as Flink's). */
   private union(q: Extract<Query, { k: 'union' }>): Rel {
-    if (!q.all) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'UNION without ALL is not planned yet', this.text, q.at);
-    const l = this.materialized(this.plan(q.left));
-    const r = this.materialized(this.plan(q.right));
-    if (l.fields.length !== r.fields.length) throw SqlError.at('SPW_ERR_SQL_TYPE', `UNION ALL of ${l.fields.length} and ${r.fields.length} columns`, this.text, q.at);
-    if (l.updating !== r.updating) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'UNION ALL of an updating and an append-only result', this.text, q.at);
+    let l = this.materialized(this.plan(q.left));
+    let r = this.materialized(this.plan(q.right));
+    if (l.fields.length !== r.fields.length) throw SqlError.at('SPW_ERR_SQL_TYPE', `UNION of ${l.fields.length} and ${r.fields.length} columns`, this.text, q.at);
+    // Beside an updating input, an append-only one's rows are inserts.
+    if (l.updating && !r.updating) r = asInserts(r);
+    if (r.updating && !l.updating) l = asInserts(l);
     const first = (row: Row): Key => (typeof row[0] === 'object' ? JSON.stringify(row[0]) : row[0]) ?? 0;
     const key = l.updating ? (c: Row): Key => first((c as unknown as Change).row) : first;
     const pass = (record: unknown, _ctx: unknown, emit: (r: unknown) => void): void => emit(record);
     const stream = (l.stream as Stream<Row>).keyBy(key).connect((r.stream as Stream<Row>).keyBy(key)).process<unknown>({ processElement1: pass, processElement2: pass }) as AnyStream;
     this.note('Union all');
     let rel: Rel = { stream, fields: l.fields.map((f) => ({ name: f.name, type: f.type })), updating: l.updating, bounded: l.bounded && r.bounded };
+    if (!q.all) rel = this.distinct(rel);
     if (q.orderBy.length > 0 || q.limit !== undefined) rel = this.sortLimit(rel, q.orderBy, q.limit);
     return rel;
   }
@@ -650,6 +653,12 @@ export class Planner {
   materialized(rel: Rel): Rel {
     return rel.pending ? this.applyWindow(rel) : rel;
   }
+}
+
+/** An append-only relation as an updating one: each row an insert. */
+function asInserts(rel: Rel): Rel {
+  const stream = rel.stream.map((row) => ({ op: '+I', row }) satisfies Change) as unknown as AnyStream;
+  return { ...rel, stream, updating: true, calc: undefined };
 }
 
 /** A relation whose fields are qualified by `alias` (a subquery's or a view's name). */
