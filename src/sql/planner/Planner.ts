@@ -15,7 +15,8 @@ import type { Expr, FromItem, JoinType, OrderItem, Query, SelectItem, WindowFunc
 import { parseStatements } from '../parser/Parser.js';
 import { predicateText, sourcePredicate } from '../SourcePredicate.js';
 import { SqlError } from '../SqlError.js';
-import { BIGINT, TIMESTAMP } from '../Types.js';
+import { BIGINT, TIMESTAMP, typeOf } from '../Types.js';
+import { toInstant, toLocal, windowAlignment } from '../TimeZone.js';
 import { END_OF_INPUT, groupAggregate } from '../runtime/GroupAggregate.js';
 import { regularJoin } from '../runtime/RegularJoin.js';
 import { topN } from '../runtime/TopN.js';
@@ -35,6 +36,8 @@ interface PendingWindow {
   /** The index of the DESCRIPTOR column. */
   time: number;
   at: number;
+  /** The zone whose wall clock the windows follow: the session's, for a TIMESTAMP_LTZ time column. */
+  zone: string | undefined;
 }
 
 /** A planned relation: its stream, its fields, and what the planner knows of its rows. */
@@ -68,6 +71,8 @@ export interface PlannerOptions {
   aggregateUdfs: Map<string, number>;
   /** Column names the statement uses, lower-cased (a column reader reads only these); undefined for all. */
   used: Set<string> | undefined;
+  /** The session's `table.local-time-zone`. */
+  timeZone: string;
   explain: string[];
 }
 
@@ -78,7 +83,7 @@ export class Planner {
   ) {}
 
   private env(fields: readonly Field[], computed?: Map<string, number>, canonicalFields?: readonly Field[]): Env {
-    const env: Env = { fields, text: this.text, udfs: this.o.scalarUdfs };
+    const env: Env = { fields, text: this.text, udfs: this.o.scalarUdfs, timeZone: this.o.timeZone };
     if (computed) env.computed = computed;
     if (canonicalFields) env.canonicalFields = canonicalFields;
     return env;
@@ -199,24 +204,35 @@ export class Planner {
     const expected = { TUMBLE: 1, HOP: 2, CUMULATE: 2, SESSION: 1 }[item.fn];
     if (item.intervals.length !== expected) throw SqlError.at('SPW_ERR_SQL_TYPE', `${item.fn} takes ${expected} interval${expected > 1 ? 's' : ''}`, this.text, item.at);
     const qualifier = item.alias;
+    const ltz = input.fields[time]!.type.name === 'TIMESTAMP_LTZ';
     const fields: Field[] = [
       ...input.fields.map((f) => (qualifier === undefined ? f : { ...f, qualifier })),
       { name: 'window_start', qualifier, type: TIMESTAMP },
       { name: 'window_end', qualifier, type: TIMESTAMP },
-      { name: 'window_time', qualifier, type: TIMESTAMP },
+      { name: 'window_time', qualifier, type: ltz ? typeOf('TIMESTAMP_LTZ') : TIMESTAMP },
     ];
-    return { ...input, fields, pending: { fn: item.fn, intervals: item.intervals, time, at: item.at } };
+    return { ...input, fields, pending: { fn: item.fn, intervals: item.intervals, time, at: item.at, zone: this.windowZone(ltz) } };
+  }
+
+  /** Where windows over a time column follow a wall clock other than UTC's: a TIMESTAMP_LTZ column's, in the session's zone (as Flink's). */
+  private windowZone(ltz: boolean): string | undefined {
+    return ltz && this.o.timeZone !== 'UTC' ? this.o.timeZone : undefined;
   }
 
   /** Applies a pending window TVF as rows: each row once per window it falls in, with the window's columns. */
   private applyWindow(rel: Rel): Rel {
-    const { fn, intervals, time, at } = rel.pending!;
+    const { fn, intervals, time, at, zone } = rel.pending!;
     if (fn === 'SESSION') throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a SESSION window TVF stands only under a GROUP BY window_start, window_end', this.text, at);
     const windows = windowsOf(fn, intervals);
-    this.note(`WindowTableFunction ${fn}(${intervals.map((i) => `${i} ms`).join(', ')})`);
-    const stream = (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
-      for (const [start, end] of windows(row[time] as number)) emit([...row, start, end, end - 1]);
-    }) as AnyStream;
+    this.note(`WindowTableFunction ${fn}(${intervals.map((i) => `${i} ms`).join(', ')})${zone === undefined ? '' : ` in ${zone}`}`);
+    // Windows of a wall clock: its bounds are wall-clock times, window_time the instant before the end.
+    const stream = (zone === undefined
+      ? (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
+          for (const [start, end] of windows(row[time] as number)) emit([...row, start, end, end - 1]);
+        })
+      : (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
+          for (const [start, end] of windows(toLocal(row[time] as number, zone))) emit([...row, start, end, toInstant(end, zone) - 1]);
+        })) as AnyStream;
     const n = rel.fields.length;
     return { stream, fields: rel.fields, updating: false, bounded: rel.bounded, windowProps: { start: n - 3, end: n - 2 } };
   }
@@ -440,6 +456,7 @@ export class Planner {
     const computed = new Map<string, number>();
     const windowSlots: Expr[][] = [[], []];
     let legacy: Extract<Expr, { k: 'call' }> | undefined;
+    let zone: string | undefined;
     for (const g of q.groupBy) {
       const index = g.k === 'col' ? resolveColumn(g.parts, inputEnv, g.at).index : -1;
       if (input.pending && index === n - 3) windowSlots[0]!.push(g);
@@ -448,12 +465,15 @@ export class Planner {
       else keys.push(g);
     }
     if (input.pending && (windowSlots[0]!.length > 0 || windowSlots[1]!.length > 0)) {
-      assigner = this.assigner(input.pending.fn, input.pending.intervals, input.pending.at);
+      zone = input.pending.zone;
+      assigner = this.assigner(input.pending.fn, input.pending.intervals, input.pending.at, zone);
       if (input.pending.fn === 'SESSION' && keys.length === 0) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a SESSION window needs its PARTITION BY keys in the GROUP BY', this.text, q.at);
     } else if (legacy !== undefined) {
       const intervals = legacy.args.slice(1).map((a) => (a.k === 'interval' ? a.ms : Number.NaN));
       if (intervals.some(Number.isNaN)) throw SqlError.at('SPW_ERR_SQL_TYPE', `${legacy.name} takes a time column and intervals`, this.text, legacy.at);
-      assigner = this.assigner(legacy.name as WindowFunction, intervals, legacy.at);
+      const time = legacy.args[0];
+      zone = this.windowZone(time !== undefined && compile(time, inputEnv).type.name === 'TIMESTAMP_LTZ');
+      assigner = this.assigner(legacy.name as WindowFunction, intervals, legacy.at, zone);
       windowSlots[0]!.push(legacy);
     } else if (input.windowProps) {
       const wp = input.windowProps;
@@ -512,14 +532,16 @@ export class Planner {
       if (source.updating) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a window aggregate of an updating result', this.text, q.at);
       const windowAggregate = { create: acc.create, add: acc.add, merge: acc.merge, result: (a: unknown[]) => a };
       const w = assigner ?? tumbling(1);
+      // A window of a zone's wall clock is shown by its wall-clock bounds.
+      const wall = zone === undefined ? (ms: number): number => ms : (ms: number): number => toLocal(ms, zone);
       if (k === 0) {
-        stream = (source.stream as Stream<Row>).windowAll(w).aggregate(windowAggregate).map((r) => [r.start, r.end, ...acc.result(r.value)]) as AnyStream;
+        stream = (source.stream as Stream<Row>).windowAll(w).aggregate(windowAggregate).map((r) => [wall(r.start), wall(r.end), ...acc.result(r.value)]) as AnyStream;
       } else {
         stream = (source.stream as Stream<Row>)
           .keyBy(keyFn)
           .window(w)
           .aggregate(windowAggregate)
-          .map((r) => (windowed ? [...keyValues(r.key), r.start, r.end, ...acc.result(r.value)] : [...keyValues(r.key), ...acc.result(r.value)])) as AnyStream;
+          .map((r) => (windowed ? [...keyValues(r.key), wall(r.start), wall(r.end), ...acc.result(r.value)] : [...keyValues(r.key), ...acc.result(r.value)])) as AnyStream;
       }
       if (windowed) windowProps = { start: k, end: k + 1 };
       else {
@@ -545,13 +567,20 @@ export class Planner {
     return this.project(grouped, q.items, q.having, computed, input.fields);
   }
 
-  private assigner(fn: WindowFunction, intervals: number[], at: number): WindowAssigner {
+  /** The engine's assigner of a window function; `zone`: the wall clock its windows align to. */
+  private assigner(fn: WindowFunction, intervals: number[], at: number, zone: string | undefined): WindowAssigner {
+    const offset = (step: number): number => {
+      if (zone === undefined) return 0;
+      const alignment = windowAlignment(zone, step);
+      if (alignment === undefined) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', `windows of ${step} ms over a TIMESTAMP_LTZ in ${zone}, whose offset changes (summer time) by a part of them: use windows that divide an hour, or a zone of one offset`, this.text, at);
+      return -alignment;
+    };
     switch (fn) {
       case 'TUMBLE':
-        return tumbling(intervals[0]!);
+        return tumbling(intervals[0]!, offset(intervals[0]!));
       case 'HOP':
         // HOP(TABLE t, DESCRIPTOR(ts), slide, size); the group window HOP(ts, slide, size) too.
-        return sliding(intervals[1]!, intervals[0]!);
+        return sliding(intervals[1]!, intervals[0]!, offset(intervals[0]!));
       case 'SESSION':
         return session(intervals[0]!);
       case 'CUMULATE':
