@@ -8,6 +8,7 @@ import { CSV_SINK } from './csv/CsvSink.js';
 import { DISCARD_SINK } from './DiscardSink.js';
 import { JSON_LINES_SINK } from './jsonLines/JsonLinesSink.js';
 import { PARQUET_SINK } from './parquet/ParquetSink.js';
+import { PARTITIONED_SINK } from './PartitionedSink.js';
 import { POSTGRES_SINK } from './postgres/PostgresSink.js';
 import { REDIS_STREAM_SINK } from './redis/RedisStreamSink.js';
 import type { SinkSpec } from './SinkSpec.js';
@@ -23,6 +24,7 @@ const SPECS: { readonly [K in SinkKind]: SinkSpec<SinkOf<K>> } = {
   parquet: PARQUET_SINK,
   redisStream: REDIS_STREAM_SINK,
   postgres: POSTGRES_SINK,
+  partitioned: PARTITIONED_SINK,
 };
 
 export const SINK_KINDS = Object.keys(SPECS) as SinkKind[];

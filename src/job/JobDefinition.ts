@@ -207,7 +207,13 @@ export type Sink =
   /** Each record an entry of a Redis stream (XADD); exactly once with checkpoints (MULTI/EXEC with a commit key per subtask). */
   | ({ kind: 'redisStream' } & RedisStreamWriteOptions)
   /** Each record a row of a PostgreSQL table, batched, upserted with `upsertKey`; exactly once with checkpoints (one transaction with a commit row per subtask). */
-  | ({ kind: 'postgres' } & PostgresWriteOptions);
+  | ({ kind: 'postgres' } & PostgresWriteOptions)
+  /** A folder per value of the `partitionBy` fields (Hive's `col=value/`), each written by the file sink `format` (its path aside); the fields are in the path, not the files. */
+  | { kind: 'partitioned'; path: string; partitionBy: string[]; format: PartitionedFormat };
+
+/** The file sinks a partitioned sink writes each partition's folder with. */
+export type PartitionedFormat = DistributiveOmit<Extract<Sink, { kind: 'jsonLines' | 'csv' | 'parquet' }>, 'path'>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export type SinkKind = Sink['kind'];
 export type SinkOf<K extends SinkKind> = Extract<Sink, { kind: K }>;
