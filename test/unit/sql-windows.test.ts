@@ -75,6 +75,13 @@ const hop = (slide: number, size: number) => (t: number): [number, number][] => 
   return out;
 };
 
+const cumulate = (step: number, size: number) => (t: number): [number, number][] => {
+  const start = t - (t % size);
+  const out: [number, number][] = [];
+  for (let end = start + step; end <= start + size; end += step) if (t < end) out.push([start, end]);
+  return out;
+};
+
 describe('window TVFs over out-of-order events equal a reference', () => {
   test('TUMBLE by key', async () => {
     expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(reference(tumble(10_000)));
@@ -107,6 +114,16 @@ describe('window TVFs over out-of-order events equal a reference', () => {
       close();
     }
     expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(t), INTERVAL '3' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(expected.sort());
+  });
+
+  test('CUMULATE under GROUP BY, by key: each step of each window, its rows so far', async () => {
+    expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(CUMULATE(TABLE events, DESCRIPTOR(t), INTERVAL '5' SECOND, INTERVAL '20' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(reference(cumulate(5_000, 20_000)));
+  });
+
+  test('CUMULATE under GROUP BY over all keys, with HAVING', async () => {
+    const expected = reference(cumulate(2_000, 10_000), false).filter((r) => (JSON.parse(r) as { n: number }).n > 20);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await rows("SELECT window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(CUMULATE(TABLE events, DESCRIPTOR(t), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end HAVING COUNT(*) > 20;")).toEqual(expected);
   });
 
   test('CUMULATE as a table function: each row once per window of its step', async () => {

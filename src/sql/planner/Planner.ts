@@ -9,7 +9,7 @@
 import { JobBuilder } from '../../job/api/JobBuilder.js';
 import type { Key } from '../../job/api/Exchangeable.js';
 import type { Stream } from '../../job/api/Stream.js';
-import { session, sliding, tumbling, type WindowAssigner } from '../../runtime/windows/WindowAssigner.js';
+import { alignedShape, session, sliding, tumbling, type WindowAssigner } from '../../runtime/windows/WindowAssigner.js';
 import type { Catalog, CatalogTable } from '../Catalog.js';
 import type { Expr, FromItem, JoinType, OrderItem, Query, SelectItem, WindowFunction } from '../parser/Ast.js';
 import { parseStatements } from '../parser/Parser.js';
@@ -18,6 +18,7 @@ import { SqlError } from '../SqlError.js';
 import { BIGINT, TIMESTAMP, typeOf } from '../Types.js';
 import { toInstant, toLocal, windowAlignment } from '../TimeZone.js';
 import { END_OF_INPUT, groupAggregate } from '../runtime/GroupAggregate.js';
+import { cumulateAggregate } from '../runtime/CumulateAggregate.js';
 import { regularJoin } from '../runtime/RegularJoin.js';
 import { topN } from '../runtime/TopN.js';
 import { readBoundedRows } from './LookupSource.js';
@@ -534,7 +535,11 @@ export class Planner {
       const w = assigner ?? tumbling(1);
       // A window of a zone's wall clock is shown by its wall-clock bounds.
       const wall = zone === undefined ? (ms: number): number => ms : (ms: number): number => toLocal(ms, zone);
-      if (k === 0) {
+      if (input.pending?.fn === 'CUMULATE' && windowed) {
+        const [step, size] = input.pending.intervals as [number, number];
+        const fn = cumulateAggregate(acc, keyValues, { step, size, offset: alignedShape(w).offset, time: input.pending.time, wall });
+        stream = (source.stream as Stream<Row>).keyBy(keyFn).process<Row>(fn) as AnyStream;
+      } else if (k === 0) {
         stream = (source.stream as Stream<Row>).windowAll(w).aggregate(windowAggregate).map((r) => [wall(r.start), wall(r.end), ...acc.result(r.value)]) as AnyStream;
       } else {
         stream = (source.stream as Stream<Row>)
@@ -549,7 +554,8 @@ export class Planner {
         const slotOf = (index: number): number => keys.findIndex((e) => e.k === 'col' && resolveColumn(e.parts, inputEnv, e.at).index === index);
         windowProps = { start: slotOf(wp.start), end: slotOf(wp.end) };
       }
-      this.note(`WindowAggregate ${assigner ? describeAssigner(assigner) : 'of the input windows'} by ${k} key${k === 1 ? '' : 's'}, ${calls.length} aggregate${calls.length === 1 ? '' : 's'} (incremental, keyed window state)`);
+      const windows = input.pending?.fn === 'CUMULATE' && windowed ? `CUMULATE(${input.pending.intervals.map((i) => `${i} ms`).join(', ')}) by slices` : assigner ? describeAssigner(assigner) : 'of the input windows';
+      this.note(`WindowAggregate ${windows} by ${k} key${k === 1 ? '' : 's'}, ${calls.length} aggregate${calls.length === 1 ? '' : 's'} (incremental, keyed window state)`);
     } else if (this.o.batch && !source.updating) {
       stream = (source.stream as Stream<Row>)
         .keyBy(keyFn)
@@ -583,8 +589,12 @@ export class Planner {
         return sliding(intervals[1]!, intervals[0]!, offset(intervals[0]!));
       case 'SESSION':
         return session(intervals[0]!);
-      case 'CUMULATE':
-        throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a CUMULATE window aggregate is not planned yet (a CUMULATE TVF without GROUP BY is)', this.text, at);
+      case 'CUMULATE': {
+        // CUMULATE(TABLE t, DESCRIPTOR(ts), step, size): the outer windows, which its steps cut (CumulateAggregate.ts).
+        const [step, size] = intervals as [number, number];
+        if (size % step !== 0) throw SqlError.at('SPW_ERR_SQL_TYPE', 'a CUMULATE window\'s size must be a multiple of its step', this.text, at);
+        return tumbling(size, offset(size));
+      }
     }
   }
 
