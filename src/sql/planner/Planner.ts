@@ -21,6 +21,7 @@ import { END_OF_INPUT, groupAggregate } from '../runtime/GroupAggregate.js';
 import { cumulateAggregate } from '../runtime/CumulateAggregate.js';
 import { regularJoin } from '../runtime/RegularJoin.js';
 import { topN } from '../runtime/TopN.js';
+import { windowTopN } from '../runtime/WindowTopN.js';
 import { readBoundedRows } from './LookupSource.js';
 import { accumulator, type AggregateCall, bindAggregate, compareValues } from './Aggregates.js';
 import { type Change, isBoundedTable, physicalColumns, type Row, sourceRows } from './Connectors.js';
@@ -41,6 +42,13 @@ interface PendingWindow {
   zone: string | undefined;
 }
 
+/** Where a relation's window bounds are; `zone`: the zone whose wall clock they are in (the session's, for windows over a TIMESTAMP_LTZ). */
+interface WindowProps {
+  start: number;
+  end: number;
+  zone?: string | undefined;
+}
+
 /** A planned relation: its stream, its fields, and what the planner knows of its rows. */
 export interface Rel {
   stream: AnyStream;
@@ -49,7 +57,7 @@ export interface Rel {
   updating: boolean;
   bounded: boolean;
   /** Fields holding a window's start and end (the rows' timestamps are end - 1): a GROUP BY of both is a window aggregate. */
-  windowProps?: { start: number; end: number };
+  windowProps?: WindowProps;
   /** A window TVF to apply: `fields` ends with window_start, window_end, window_time, not yet in the rows. */
   pending?: PendingWindow;
   /** The filter-and-projection the stream ends in, which the next one fuses into (one function, one row made). */
@@ -235,7 +243,7 @@ export class Planner {
           for (const [start, end] of windows(toLocal(row[time] as number, zone))) emit([...row, start, end, toInstant(end, zone) - 1]);
         })) as AnyStream;
     const n = rel.fields.length;
-    return { stream, fields: rel.fields, updating: false, bounded: rel.bounded, windowProps: { start: n - 3, end: n - 2 } };
+    return { stream, fields: rel.fields, updating: false, bounded: rel.bounded, windowProps: { start: n - 3, end: n - 2, zone } };
   }
 
   // Joins.
@@ -408,7 +416,7 @@ export class Planner {
       fields.push({ name: item.alias ?? implicitName(item.e, n), type });
     });
     const identity = where === undefined && codes.length === rel.fields.length && codes.every((c, i) => c === `r[${i}]`);
-    const windowProps = windowStart !== undefined && windowEnd !== undefined ? { start: windowStart, end: windowEnd } : undefined;
+    const windowProps = windowStart !== undefined && windowEnd !== undefined ? { start: windowStart, end: windowEnd, zone: rel.windowProps?.zone } : undefined;
     if (identity) return { ...rel, fields, windowProps };
     const testCode = where === undefined ? undefined : compile(where, env).code;
     if (!rel.updating) return { ...this.calc(rel, codes, testCode), fields, updating: false, bounded: rel.bounded, windowProps };
@@ -548,11 +556,11 @@ export class Planner {
           .aggregate(windowAggregate)
           .map((r) => (windowed ? [...keyValues(r.key), wall(r.start), wall(r.end), ...acc.result(r.value)] : [...keyValues(r.key), ...acc.result(r.value)])) as AnyStream;
       }
-      if (windowed) windowProps = { start: k, end: k + 1 };
+      if (windowed) windowProps = { start: k, end: k + 1, zone };
       else {
         const wp = input.windowProps!;
         const slotOf = (index: number): number => keys.findIndex((e) => e.k === 'col' && resolveColumn(e.parts, inputEnv, e.at).index === index);
-        windowProps = { start: slotOf(wp.start), end: slotOf(wp.end) };
+        windowProps = { start: slotOf(wp.start), end: slotOf(wp.end), zone: wp.zone };
       }
       const windows = input.pending?.fn === 'CUMULATE' && windowed ? `CUMULATE(${input.pending.intervals.map((i) => `${i} ms`).join(', ')}) by slices` : assigner ? describeAssigner(assigner) : 'of the input windows';
       this.note(`WindowAggregate ${windows} by ${k} key${k === 1 ? '' : 's'}, ${calls.length} aggregate${calls.length === 1 ? '' : 's'} (incremental, keyed window state)`);
@@ -637,15 +645,34 @@ export class Planner {
     const partition = this.keyFunction(over.partitionBy, env);
     const compare = comparator(over.orderBy, env, this.o.udfs);
     const withRank = q.items.some((i) => i.e.k === 'star' || columnsOf(i.e).some((c) => c.parts[c.parts.length - 1] === rankName)) || rest.some((e) => columnsOf(e).some((c) => c.parts[c.parts.length - 1] === rankName));
-    const fn = topN(limit, compare, { withRank, batch: this.o.batch });
-    const stream = (base.stream as Stream<Row>).keyBy(partition).process<unknown>(fn) as AnyStream;
-    const updating = !this.o.batch;
-    this.note(`${limit === 1 ? 'Deduplicate' : `Top-${limit}`} by ${over.partitionBy.length} key${over.partitionBy.length === 1 ? '' : 's'} (keyed state${updating ? ', an updating result' : ''})`);
+    const window = this.windowPartition(base, over.partitionBy);
+    let stream: AnyStream;
+    let updating: boolean;
+    if (window !== undefined) {
+      const { end, zone } = window;
+      const windowEnd = zone === undefined ? (row: Row): number => row[end] as number : (row: Row): number => toInstant(row[end] as number, zone);
+      stream = (base.stream as Stream<Row>).keyBy(partition).process<Row>(windowTopN(limit, compare, { withRank, windowEnd })) as AnyStream;
+      updating = false;
+      this.note(`WindowTop-${limit} by ${over.partitionBy.length} keys (keyed state, given as each window ends)`);
+    } else {
+      stream = (base.stream as Stream<Row>).keyBy(partition).process<unknown>(topN(limit, compare, { withRank, batch: this.o.batch })) as AnyStream;
+      updating = !this.o.batch;
+      this.note(`${limit === 1 ? 'Deduplicate' : `Top-${limit}`} by ${over.partitionBy.length} key${over.partitionBy.length === 1 ? '' : 's'} (keyed state${updating ? ', an updating result' : ''})`);
+    }
     // The inner query's projection, over the base rows and their rank.
     const ranked: Rel = { stream, fields: [...base.fields, { name: rankName, type: BIGINT, hidden: true }], updating, bounded: base.bounded };
     const items = inner.items.map((item, i): SelectItem => (i === rankAt ? { e: { k: 'col', at: item.e.at, parts: [rankName] }, alias: rankName } : item));
     const projected = withRank ? this.project(ranked, items, undefined) : this.project({ ...ranked, fields: base.fields }, items.filter((_, i) => i !== rankAt), undefined);
     return { rel: requalify(projected, q.from.alias), rest };
+  }
+
+  /** The window of a Top-N that partitions by both of its input's window bounds (a window Top-N), else undefined. */
+  private windowPartition(base: Rel, partitionBy: readonly Expr[]): WindowProps | undefined {
+    const wp = base.windowProps;
+    if (wp === undefined) return undefined;
+    const env = this.env(base.fields);
+    const indexes = partitionBy.map((e) => (e.k === 'col' ? resolveColumn(e.parts, env, e.at).index : -1));
+    return indexes.includes(wp.start) && indexes.includes(wp.end) ? wp : undefined;
   }
 
   // ORDER BY, LIMIT, UNION ALL.
