@@ -223,11 +223,14 @@ function commitPending(what: string, dir: string, { pending, part }: FileTransac
  * Commits a finished job's output: the attempt file of each subtask's last attempt
  * (`attempts[subtask]`) becomes its `part-NNNNN<extension>`, with the pending files its
  * checkpoints had not committed; part files of an earlier run and every other hidden
- * file of the job go. Throws SPW_ERR_COMMIT, naming the file, if one is missing.
+ * file of the job go. Throws SPW_ERR_COMMIT, naming the file, if one is missing; with
+ * `sparse` (a partition's folder, which only the subtasks that had its records wrote to),
+ * a subtask that left neither file nor manifest there is passed over.
  */
-export function commitPartFiles(what: string, dir: string, jobId: string, attempts: readonly number[], extension = ''): void {
-  const files = attempts.map((attempt, subtask) => path.join(dir, attemptFileName(jobId, subtask, attempt)));
-  const missing = files.find((file) => !fs.existsSync(file));
+export function commitPartFiles(what: string, dir: string, jobId: string, attempts: readonly number[], extension = '', sparse = false): void {
+  const wrote = (attempt: number, subtask: number): boolean => !sparse || fs.existsSync(path.join(dir, attemptFileName(jobId, subtask, attempt))) || fs.existsSync(path.join(dir, manifestName(jobId, subtask, attempt)));
+  const files = attempts.map((attempt, subtask) => (wrote(attempt, subtask) ? path.join(dir, attemptFileName(jobId, subtask, attempt)) : undefined));
+  const missing = files.find((file) => file !== undefined && !fs.existsSync(file));
   if (missing !== undefined) throw new SpillwayError('SPW_ERR_COMMIT', `${what}'s output ${missing} is missing: it cannot be committed`);
   for (const name of listFolder(dir)) if (PART_FILE.test(name)) fs.rmSync(path.join(dir, name), { force: true });
   attempts.forEach((attempt, subtask) => {
@@ -235,7 +238,7 @@ export function commitPartFiles(what: string, dir: string, jobId: string, attemp
     if (!fs.existsSync(manifest)) return;
     for (const transaction of JSON.parse(fs.readFileSync(manifest, 'utf8')) as FileTransaction[]) commitPending(what, dir, transaction);
   });
-  files.forEach((file, subtask) => fs.renameSync(file, path.join(dir, partFileName(subtask, extension))));
+  files.forEach((file, subtask) => file !== undefined && fs.renameSync(file, path.join(dir, partFileName(subtask, extension))));
   abortPartFiles(dir, jobId);
 }
 

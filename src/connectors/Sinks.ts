@@ -8,13 +8,14 @@ import { CSV_SINK } from './csv/CsvSink.js';
 import { DISCARD_SINK } from './DiscardSink.js';
 import { JSON_LINES_SINK } from './jsonLines/JsonLinesSink.js';
 import { PARQUET_SINK } from './parquet/ParquetSink.js';
+import { PARTITIONED_SINK } from './PartitionedSink.js';
 import { POSTGRES_SINK } from './postgres/PostgresSink.js';
 import { REDIS_STREAM_SINK } from './redis/RedisStreamSink.js';
 import type { SinkSpec } from './SinkSpec.js';
 import { TEXT_SINK } from './text/TextSink.js';
 
 /** The built-in sinks, each registered below; `Sink` is the union of their definitions. */
-const BUILTIN_SINKS = [COLLECT_SINK, TEXT_SINK, DISCARD_SINK, JSON_LINES_SINK, CSV_SINK, PARQUET_SINK, REDIS_STREAM_SINK, POSTGRES_SINK] as const;
+const BUILTIN_SINKS = [COLLECT_SINK, TEXT_SINK, DISCARD_SINK, JSON_LINES_SINK, CSV_SINK, PARQUET_SINK, REDIS_STREAM_SINK, POSTGRES_SINK, PARTITIONED_SINK] as const;
 
 /** Where a stage's records go, told apart by its `kind`: the definition of a registered spec. */
 export type Sink = DefinitionOf<(typeof BUILTIN_SINKS)[number]>;

@@ -13,6 +13,7 @@ import { type Change, physicalColumns, type Row, sinkTakesUpdates, writeSink } f
 import { Planner, type Rel } from './planner/Planner.js';
 import { SqlError } from './SqlError.js';
 import { externalValue } from './Types.js';
+import { DEFAULT_TIME_ZONE } from './TimeZone.js';
 import type { Stream } from '../job/api/Stream.js';
 
 /** The built-in job's name. */
@@ -48,6 +49,11 @@ export function isBatch(settings: Record<string, string>): boolean {
   return (settings['execution.runtime-mode'] ?? 'streaming').toLowerCase() === 'batch';
 }
 
+/** The session's `table.local-time-zone`. */
+export function timeZoneOf(settings: Record<string, string>): string {
+  return settings['table.local-time-zone'] ?? DEFAULT_TIME_ZONE;
+}
+
 /** The built-in job: the statement of `params`, planned. */
 export function sqlJob(params: Record<string, unknown>): JobDefinition {
   const p = params as unknown as SqlJobParams;
@@ -65,7 +71,7 @@ export function planStatement(statement: Statement, text: string, catalog: Catal
   const job = new JobBuilder(name);
   const explain: string[] = [];
   const { udfs, scalarUdfs, aggregateUdfs } = userFunctions(catalog.allFunctions());
-  const options = { catalog, job, batch: isBatch(settings), udfs, scalarUdfs, aggregateUdfs, used: usedColumns(statement), explain };
+  const options = { catalog, job, batch: isBatch(settings), udfs, scalarUdfs, aggregateUdfs, used: usedColumns(statement), explain, timeZone: timeZoneOf(settings) };
   const planner = new Planner(options, text);
   let columns: string[] = [];
   let updating = false;
@@ -100,7 +106,7 @@ export function planStatement(statement: Statement, text: string, catalog: Catal
       break;
     case 'query': {
       const rel = planner.materialized(planner.plan(statement.query));
-      collectRows(rel);
+      collectRows(rel, timeZoneOf(settings));
       explain.push('Sink collect (the client)');
       columns = rel.fields.map((f) => f.name);
       updating = rel.updating;
@@ -113,13 +119,13 @@ export function planStatement(statement: Statement, text: string, catalog: Catal
   return { job: job.build(), explain, columns, updating, bounded };
 }
 
-/** A SELECT's rows to the collect sink: objects by column (timestamps in Flink's form), or `{ op, row }` changes. */
-function collectRows(rel: Rel): void {
+/** A SELECT's rows to the collect sink: objects by column (timestamps in Flink's form, TIMESTAMP_LTZ in the session's zone), or `{ op, row }` changes. */
+function collectRows(rel: Rel, timeZone: string): void {
   const names = rel.fields.map((f) => f.name);
   const types = rel.fields.map((f) => f.type);
   const external = (row: Row): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) out[names[i]!] = externalValue(row[i], types[i]!);
+    for (let i = 0; i < names.length; i++) out[names[i]!] = externalValue(row[i], types[i]!, timeZone);
     return out;
   };
   const objects = rel.updating ? rel.stream.map((c) => ({ op: (c as unknown as Change).op, row: external((c as unknown as Change).row) })) : rel.stream.map(external);

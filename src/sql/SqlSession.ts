@@ -11,6 +11,7 @@ import type { Statement } from './parser/Ast.js';
 import { parseStatements } from './parser/Parser.js';
 import { planStatement, SQL_JOB, type SqlJobParams } from './SqlJob.js';
 import { SqlError } from './SqlError.js';
+import { isTimeZone } from './TimeZone.js';
 import { typeText } from './Types.js';
 
 /** What one statement gave. */
@@ -74,6 +75,9 @@ export class SqlSession {
       }
       case 'set': {
         if (!SQL_SETTINGS.includes(statement.key)) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', `unknown setting '${statement.key}' (${SQL_SETTINGS.join(', ')})`, text, statement.at);
+        if (statement.key === 'table.local-time-zone' && !isTimeZone(statement.value)) {
+          throw SqlError.at('SPW_ERR_SQL_TYPE', `unknown time zone '${statement.value}' (a region such as 'Asia/Shanghai', 'UTC', or an offset such as 'GMT+08:00')`, text, statement.at);
+        }
         this.settings[statement.key] = statement.value;
         return { kind: 'ok', statement: own, message: `${statement.key} = ${statement.value}` };
       }

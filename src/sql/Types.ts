@@ -5,6 +5,7 @@
  * null for NULL.
  */
 import type { SqlType } from './parser/Ast.js';
+import { toLocal } from './TimeZone.js';
 
 export type { SqlType };
 
@@ -69,10 +70,14 @@ export function formatTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
-/** A row's value as a sink or the client shows it: timestamps in Flink's form, the rest as they are. */
-export function externalValue(value: unknown, type: SqlType): unknown {
+/**
+ * A row's value as a sink or the client shows it: timestamps in Flink's form, the rest as they
+ * are. `timeZone`: where the client shows a TIMESTAMP_LTZ (the session's zone); sinks write it in UTC.
+ */
+export function externalValue(value: unknown, type: SqlType, timeZone = 'UTC'): unknown {
   if (value === null || value === undefined) return null;
   if (type.name === 'DATE' && typeof value === 'number') return formatTimestamp(value).slice(0, 10);
+  if (type.name === 'TIMESTAMP_LTZ' && typeof value === 'number') return formatTimestamp(toLocal(value, timeZone));
   if (isTimestamp(type) && typeof value === 'number') return formatTimestamp(value);
   return value;
 }

@@ -30,6 +30,6 @@ test('a definition keeps its kind, an old key-only one is given it, any other is
 test('the built-in operators, sources and sinks are registered, each spec under its own kind', () => {
   expect(OPERATOR_KINDS).toHaveLength(15);
   expect(SOURCE_KINDS).toHaveLength(8);
-  expect(SINK_KINDS).toHaveLength(8);
+  expect(SINK_KINDS).toHaveLength(9);
   for (const kind of OPERATOR_KINDS) expect(operatorSpec(normalizeOperator({ [kind]: null })).kind).toBe(kind);
 });

@@ -66,6 +66,8 @@ const QUERIES: [string, string, boolean][] = [
   ['a LEFT JOIN that keeps customers without orders', 'SELECT c.id, c.city, o.id AS order_id FROM customers c LEFT JOIN orders o ON c.id = o.customer', false],
   ['a join with Parquet, ORDER BY ... LIMIT', 'SELECT i.category, SUM(o.amount) AS s, MAX(i.price) AS p FROM orders o JOIN items i ON o.item = i.id GROUP BY i.category ORDER BY s DESC LIMIT 3', true],
   ['a filter and expressions over Parquet', "SELECT id, price * 2 AS double_price, CASE WHEN category > 3 THEN 'high' ELSE 'low' END AS band FROM items WHERE price > 50 AND id <> 30", false],
+  ['UNION (distinct) of two tables, with a duplicate-making projection', 'SELECT customer AS id, item % 5 AS bucket FROM orders WHERE amount > 300 UNION SELECT id, id % 5 FROM customers', false],
+  ['UNION of UNION ALL, ORDER BY ... LIMIT', 'SELECT city FROM customers UNION ALL SELECT city FROM customers UNION SELECT name FROM customers WHERE id < 3 ORDER BY city LIMIT 4', true],
   ['a global aggregate and a subquery', 'SELECT COUNT(*) AS n, MIN(amount) AS lo, MAX(amount) AS hi, AVG(amount) AS mean FROM (SELECT amount FROM orders WHERE item < 20)', false],
 ];
 

@@ -87,13 +87,18 @@ describe("the Nexmark suite's SQL, run as written over the generator's bounded s
     for (const r of table) expect(bids.has(JSON.stringify([r.auction, r.bidder, r.price, r.dateTime, r.extra]))).toBe(true);
   });
 
-  test('q10 writes every bid, with its day and minute, to CSV files', async () => {
+  test('q10 writes every bid to CSV files in the folder of its day and minute (PARTITIONED BY (dt, hm))', async () => {
     await run('q10');
-    const folder = path.join(dir, 'data/output/run/bid');
-    const lines = fs.readdirSync(folder).flatMap((f) => fs.readFileSync(path.join(folder, f), 'utf8').split('\n').filter((l) => l !== ''));
+    const root = path.join(dir, 'data/output/run/bid');
+    const lines = fs.readdirSync(root).flatMap((dt) =>
+      fs.readdirSync(path.join(root, dt)).flatMap((hm) =>
+        fs.readdirSync(path.join(root, dt, hm)).flatMap((f) => fs.readFileSync(path.join(root, dt, hm, f), 'utf8').split('\n').filter((l) => l !== '').map((l) => ({ dt, hm, l }))),
+      ),
+    );
     const bids = events.filter((e) => e.type === 'bid').length;
     expect(lines).toHaveLength(bids);
-    expect(lines.every((l) => /,\d{4}-\d{2}-\d{2},\d{2}:\d{2}$/.test(l))).toBe(true);
+    // The dateTime field (the fourth) is in the day and minute its folders name.
+    for (const { dt, hm, l } of lines) expect(`${dt}/${hm}`).toBe(`dt=${l.split(',')[3]!.slice(0, 10)}/hm=${l.split(',')[3]!.slice(11, 16).replace(':', '%3A')}`);
   });
 
   test("q12 counts every bid once in processing-time windows", async () => {

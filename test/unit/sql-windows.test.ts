@@ -75,6 +75,13 @@ const hop = (slide: number, size: number) => (t: number): [number, number][] => 
   return out;
 };
 
+const cumulate = (step: number, size: number) => (t: number): [number, number][] => {
+  const start = t - (t % size);
+  const out: [number, number][] = [];
+  for (let end = start + step; end <= start + size; end += step) if (t < end) out.push([start, end]);
+  return out;
+};
+
 describe('window TVFs over out-of-order events equal a reference', () => {
   test('TUMBLE by key', async () => {
     expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(reference(tumble(10_000)));
@@ -107,6 +114,46 @@ describe('window TVFs over out-of-order events equal a reference', () => {
       close();
     }
     expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(SESSION(TABLE events PARTITION BY k, DESCRIPTOR(t), INTERVAL '3' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(expected.sort());
+  });
+
+  test('CUMULATE under GROUP BY, by key: each step of each window, its rows so far', async () => {
+    expect(await rows("SELECT k, window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(CUMULATE(TABLE events, DESCRIPTOR(t), INTERVAL '5' SECOND, INTERVAL '20' SECOND)) GROUP BY k, window_start, window_end;")).toEqual(reference(cumulate(5_000, 20_000)));
+  });
+
+  test('CUMULATE under GROUP BY over all keys, with HAVING', async () => {
+    const expected = reference(cumulate(2_000, 10_000), false).filter((r) => (JSON.parse(r) as { n: number }).n > 20);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await rows("SELECT window_start, window_end, COUNT(*) AS n, SUM(v) AS s FROM TABLE(CUMULATE(TABLE events, DESCRIPTOR(t), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end HAVING COUNT(*) > 20;")).toEqual(expected);
+  });
+
+  test('window Top-N over a TUMBLE TVF: each window\'s three highest rows, ranked, given once as the window ends', async () => {
+    const [result] = session.execute('SELECT window_start, window_end, k, v, ts, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC, ts DESC, k) AS rn FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), INTERVAL \'10\' SECOND))) WHERE rn <= 3;');
+    expect(result?.kind === 'job' && result.updating).toBe(false);
+    const byWindow = new Map<number, Event[]>();
+    for (const e of events) byWindow.set(e.ts - (e.ts % 10_000), [...(byWindow.get(e.ts - (e.ts % 10_000)) ?? []), e]);
+    const expected = [...byWindow].flatMap(([start, list]) =>
+      list
+        .sort((a, b) => b.v - a.v || b.ts - a.ts || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
+        .slice(0, 3)
+        .map((e, i) => JSON.stringify({ window_start: ts(start), window_end: ts(start + 10_000), k: e.k, v: e.v, ts: e.ts, rn: i + 1 })),
+    );
+    expect(await rows('SELECT window_start, window_end, k, v, ts, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC, ts DESC, k) AS rn FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(t), INTERVAL \'10\' SECOND))) WHERE rn <= 3;')).toEqual(expected.sort());
+  });
+
+  test('window Top-N over a window aggregate: the two keys of highest sum in each HOP window', async () => {
+    const sums = reference(hop(5_000, 15_000)).map((r) => JSON.parse(r) as { k: string; window_start: string; window_end: string; s: number });
+    const windows = new Map<string, typeof sums>();
+    for (const r of sums) windows.set(r.window_start, [...(windows.get(r.window_start) ?? []), r]);
+    const expected = [...windows.values()].flatMap((list) =>
+      list.sort((a, b) => b.s - a.s || (a.k < b.k ? -1 : 1)).slice(0, 2).map((r) => JSON.stringify({ window_start: r.window_start, window_end: r.window_end, k: r.k, s: r.s })),
+    );
+    const query = `SELECT window_start, window_end, k, s FROM (
+      SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY s DESC, k) AS rn
+      FROM (SELECT window_start, window_end, k, SUM(v) AS s FROM TABLE(HOP(TABLE events, DESCRIPTOR(t), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY window_start, window_end, k)
+    ) WHERE rn <= 2;`;
+    const [result] = session.execute(query);
+    expect(result?.kind === 'job' && result.updating).toBe(false);
+    expect(await rows(query)).toEqual(expected.sort());
   });
 
   test('CUMULATE as a table function: each row once per window of its step', async () => {

@@ -9,6 +9,7 @@ import type { PostgresWriteOptions } from '../../connectors/postgres/PostgresOpt
 import type { RedisStreamWriteOptions } from '../../connectors/redis/RedisOptions.js';
 import { InvalidJobError } from '../InvalidJobError.js';
 import type { Accumulate, Operator, Partitioning } from '../JobDefinition.js';
+import type { PartitionedFormat } from '../../connectors/PartitionedSink.js';
 import type { Exchangeable, Key } from './Exchangeable.js';
 import { definedOf, type DraftInput, type ExchangeOptions, type JobPlan, type StageDraft } from './JobPlan.js';
 
@@ -243,6 +244,16 @@ export class Stream<T> {
    */
   writeParquet(folder: string, schema: ParquetSchema, options: { compression?: ParquetCompression; rowGroupRows?: number } = {}): void {
     this.stage.end(this.at, 'writeParquet', { kind: 'parquet', path: folder, schema, ...definedOf(options) });
+  }
+
+  /**
+   * Writes object records into a folder per value of the `partitionBy` fields (Hive's
+   * `col=value/`, nested in their order, as Flink's filesystem connector), each folder's
+   * part files by `format` (a JSON Lines, CSV or Parquet sink's options); the partition
+   * fields are in the path, not in the files.
+   */
+  writePartitioned(folder: string, partitionBy: string[], format: PartitionedFormat): void {
+    this.stage.end(this.at, 'writePartitioned', { kind: 'partitioned', path: folder, partitionBy, format });
   }
 
   /**

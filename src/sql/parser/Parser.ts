@@ -15,6 +15,9 @@ export interface ParsedStatement {
   text: string;
 }
 
+/** Functions SQL calls without parentheses. */
+const NILADIC = new Set(['CURRENT_TIMESTAMP', 'LOCALTIMESTAMP', 'CURRENT_DATE']);
+
 /** Words that end an expression or a FROM item, so never an implicit alias. */
 const RESERVED = new Set(
   'SELECT FROM WHERE GROUP HAVING ORDER LIMIT UNION JOIN INNER LEFT RIGHT FULL OUTER CROSS ON AS AND OR NOT IS NULL IN LIKE BETWEEN CASE WHEN THEN ELSE END FOR WITH BY ASC DESC FILTER OVER PARTITION SET INSERT INTO VALUES TABLE'.split(' '),
@@ -501,6 +504,7 @@ class Parser {
         const text = this.next().text;
         return { k: 'call', at, name: word === 'DATE' ? 'DATE_LITERAL' : 'TIMESTAMP_LITERAL', args: [{ k: 'lit', at, v: text }], distinct: false, star: false };
       }
+      if (NILADIC.has(word) && this.peek(1).text !== '(') return (this.i++, { k: 'call', at, name: word, args: [], distinct: false, star: false });
       if (RESERVED.has(word) && word !== 'LEFT' && word !== 'RIGHT') throw this.error(`expected an expression, found ${this.describe(t)}`);
     }
     if (t.kind === TokenKind.Word && this.peek(1).text === '(') return this.call();

@@ -218,6 +218,10 @@ export function writeSink(rows: Stream<Row>, table: CatalogTable, updating: bool
       const path = option(table, o, 'path');
       const format = option(table, o, 'format');
       const objects = rows.map((r) => external(r));
+      if (table.partitionedBy.length > 0) {
+        writePartitioned(objects, table, path, format, columns);
+        return;
+      }
       if (format === 'json') objects.writeJsonLines(path);
       else if (format === 'csv') objects.writeCsv(path, { columns: columns.map((c) => c.name) });
       else if (format === 'parquet') objects.writeParquet(path, parquetSchema(columns));
@@ -246,6 +250,17 @@ export function writeSink(rows: Stream<Row>, table: CatalogTable, updating: bool
     default:
       throw new SqlError('SPW_ERR_SQL_UNSUPPORTED', `table ${table.name}: no sink for connector '${o.connector ?? ''}' (filesystem, redis-stream, postgres, jdbc, blackhole, print)`, undefined, undefined);
   }
+}
+
+/** `PARTITIONED BY (...)`: a folder per partition value (`col=value/`), the other columns in its files, as Flink's filesystem connector. */
+function writePartitioned(objects: Stream<Record<string, SqlValue>>, table: CatalogTable, path: string, format: string, columns: readonly { name: string; type: SqlType }[]): void {
+  const missing = table.partitionedBy.find((p) => !columns.some((c) => c.name === p));
+  if (missing !== undefined) throw new SqlError('SPW_ERR_SQL_UNKNOWN_COLUMN', `table ${table.name}: PARTITIONED BY names ${missing}, which is not one of its physical columns`, undefined, undefined);
+  const written = columns.filter((c) => !table.partitionedBy.includes(c.name));
+  if (format === 'json') objects.writePartitioned(path, table.partitionedBy, { kind: 'jsonLines' });
+  else if (format === 'csv') objects.writePartitioned(path, table.partitionedBy, { kind: 'csv', columns: written.map((c) => c.name) });
+  else if (format === 'parquet') objects.writePartitioned(path, table.partitionedBy, { kind: 'parquet', schema: parquetSchema(written) });
+  else throw new SqlError('SPW_ERR_SQL_UNSUPPORTED', `table ${table.name}: format '${format}' (csv, json or parquet)`, undefined, undefined);
 }
 
 function parquetSchema(columns: readonly { name: string; type: SqlType }[]): ParquetSchema {

@@ -30,6 +30,8 @@ export interface Env {
   computed?: Map<string, number>;
   /** The fields `computed`'s canonical forms were made over (the input of a GROUP BY). */
   canonicalFields?: readonly Field[];
+  /** The session's `table.local-time-zone`: where a TIMESTAMP_LTZ is a wall clock. */
+  timeZone: string;
 }
 
 export interface Compiled {
@@ -141,16 +143,33 @@ export function compile(e: Expr, env: Env): Compiled {
       }
       return { code, type };
     }
-    case 'cast': {
-      const name = canonicalTypeName(e.type.name);
-      if (name === undefined) throw SqlError.at('SPW_ERR_SQL_TYPE', `unknown type ${e.type.name}`, env.text, e.at);
-      return { code: `F.cast(${compile(e.e, env).code}, ${JSON.stringify(name)})`, type: { ...e.type, name } };
-    }
+    case 'cast':
+      return cast(e, env);
     case 'extract':
-      return { code: `F.extract(${JSON.stringify(e.unit)}, ${compile(e.e, env).code})`, type: BIGINT };
+      return { code: `F.extract(${JSON.stringify(e.unit)}, ${wallClock(compile(e.e, env), env)})`, type: BIGINT };
     case 'call':
       return call(e, env);
   }
+}
+
+/** The code of a time value as a wall clock: a TIMESTAMP_LTZ in the session's zone, any other as it is. */
+function wallClock(x: Compiled, env: Env): string {
+  return x.type.name === 'TIMESTAMP_LTZ' && env.timeZone !== 'UTC' ? `F.toLocal(${x.code}, ${JSON.stringify(env.timeZone)})` : x.code;
+}
+
+/** CAST: between TIMESTAMP_LTZ and TIMESTAMP (or STRING, DATE) through the session's zone, as Flink's. */
+function cast(e: Extract<Expr, { k: 'cast' }>, env: Env): Compiled {
+  const name = canonicalTypeName(e.type.name);
+  if (name === undefined) throw SqlError.at('SPW_ERR_SQL_TYPE', `unknown type ${e.type.name}`, env.text, e.at);
+  const x = compile(e.e, env);
+  const type = { ...e.type, name };
+  const time = x.type.name === 'TIMESTAMP' || x.type.name === 'TIMESTAMP_LTZ';
+  if (time && name === 'STRING') return { code: `F.timestampText(${wallClock(x, env)})`, type };
+  if (x.type.name === 'TIMESTAMP_LTZ' && (name === 'TIMESTAMP' || name === 'DATE')) return { code: `F.cast(${wallClock(x, env)}, ${JSON.stringify(name)})`, type };
+  if (name === 'TIMESTAMP_LTZ' && x.type.name !== 'TIMESTAMP_LTZ' && x.type.name !== 'INT' && x.type.name !== 'BIGINT' && env.timeZone !== 'UTC') {
+    return { code: `F.toInstant(F.cast(${x.code}, "TIMESTAMP"), ${JSON.stringify(env.timeZone)})`, type };
+  }
+  return { code: `F.cast(${x.code}, ${JSON.stringify(name)})`, type };
 }
 
 const COMPARISONS: Record<string, string> = { '=': 'eq', '<>': 'ne', '<': 'lt', '<=': 'le', '>': 'gt', '>=': 'ge' };
@@ -180,8 +199,12 @@ function call(e: Extract<Expr, { k: 'call' }>, env: Env): Compiled {
   if (udf !== undefined) return { code: `U[${udf}](${argCode})`, type: ANY };
   if (EXTRACT_FUNCTIONS.has(e.name)) {
     if (args.length !== 1) throw SqlError.at('SPW_ERR_SQL_TYPE', `${e.name} takes one argument`, env.text, e.at);
-    return { code: `F.extract(${JSON.stringify(e.name === 'DAYOFMONTH' ? 'DAY' : e.name)}, ${argCode})`, type: BIGINT };
+    return { code: `F.extract(${JSON.stringify(e.name === 'DAYOFMONTH' ? 'DAY' : e.name)}, ${wallClock(args[0]!, env)})`, type: BIGINT };
   }
+  const zone = JSON.stringify(env.timeZone);
+  if (e.name === 'LOCALTIMESTAMP' && args.length === 0) return { code: `F.toLocal(F.proctime(), ${zone})`, type: TIMESTAMP };
+  if (e.name === 'CURRENT_DATE' && args.length === 0) return { code: `F.currentDate(${zone})`, type: typeOf('DATE') };
+  if (e.name === 'DATE_FORMAT' && args.length === 2) return { code: `F.dateFormat(${wallClock(args[0]!, env)}, ${args[1]!.code})`, type: STRING };
   const builtin = SCALAR_FUNCTIONS[e.name];
   if (builtin === undefined) throw SqlError.at('SPW_ERR_SQL_UNKNOWN_FUNCTION', `unknown function ${e.name}`, env.text, e.at);
   if (args.length < builtin.min || args.length > builtin.max) {
@@ -209,12 +232,12 @@ function resultType(name: string, args: Compiled[]): SqlType {
     case 'SQRT':
       return DOUBLE;
     case 'TO_TIMESTAMP_LTZ':
-      return typeOf('TIMESTAMP_LTZ');
-    case 'TO_TIMESTAMP':
-    case 'TIMESTAMP_LITERAL':
     case 'PROCTIME':
     case 'NOW':
     case 'CURRENT_TIMESTAMP':
+      return typeOf('TIMESTAMP_LTZ');
+    case 'TO_TIMESTAMP':
+    case 'TIMESTAMP_LITERAL':
       return TIMESTAMP;
     case 'DATE_LITERAL':
       return typeOf('DATE');

@@ -4,6 +4,8 @@
  * `F.name(...)`; each is small enough for V8 to inline.
  */
 
+import { toInstant, toLocal } from '../TimeZone.js';
+
 type V = unknown;
 
 const isNull = (v: V): boolean => v === null || v === undefined;
@@ -159,6 +161,16 @@ export const FUNCTIONS = {
     }
   },
   proctime: (): V => Date.now(),
+  /** A TIMESTAMP_LTZ's wall clock in a zone (a TIMESTAMP), and back. */
+  toLocal: (a: V, zone: string): V => (isNull(a) ? null : toLocal(a as number, zone)),
+  toInstant: (a: V, zone: string): V => (isNull(a) ? null : toInstant(a as number, zone)),
+  /** CURRENT_DATE: today in a zone. */
+  currentDate: (zone: string): V => {
+    const wall = toLocal(Date.now(), zone);
+    return wall - (wall % 86_400_000);
+  },
+  /** A TIMESTAMP as Flink casts it to STRING: `2026-12-07 10:00:00.000`. */
+  timestampText: (a: V): V => (isNull(a) ? null : new Date(a as number).toISOString().replace('T', ' ').replace('Z', '')),
   /** CAST to a type, by its canonical name. */
   cast: (a: V, type: string): V => {
     if (isNull(a)) return null;

@@ -9,16 +9,19 @@
 import { JobBuilder } from '../../job/api/JobBuilder.js';
 import type { Key } from '../../job/api/Exchangeable.js';
 import type { Stream } from '../../job/api/Stream.js';
-import { session, sliding, tumbling, type WindowAssigner } from '../../runtime/windows/WindowAssigner.js';
+import { alignedShape, session, sliding, tumbling, type WindowAssigner } from '../../runtime/windows/WindowAssigner.js';
 import type { Catalog, CatalogTable } from '../Catalog.js';
 import type { Expr, FromItem, JoinType, OrderItem, Query, SelectItem, WindowFunction } from '../parser/Ast.js';
 import { parseStatements } from '../parser/Parser.js';
 import { predicateText, sourcePredicate } from '../SourcePredicate.js';
 import { SqlError } from '../SqlError.js';
-import { BIGINT, TIMESTAMP } from '../Types.js';
+import { BIGINT, TIMESTAMP, typeOf } from '../Types.js';
+import { toInstant, toLocal, windowAlignment } from '../TimeZone.js';
 import { END_OF_INPUT, groupAggregate } from '../runtime/GroupAggregate.js';
+import { cumulateAggregate } from '../runtime/CumulateAggregate.js';
 import { regularJoin } from '../runtime/RegularJoin.js';
 import { topN } from '../runtime/TopN.js';
+import { windowTopN } from '../runtime/WindowTopN.js';
 import { readBoundedRows } from './LookupSource.js';
 import { accumulator, type AggregateCall, bindAggregate, compareValues } from './Aggregates.js';
 import { type Change, isBoundedTable, physicalColumns, type Row, sourceRows } from './Connectors.js';
@@ -35,6 +38,15 @@ interface PendingWindow {
   /** The index of the DESCRIPTOR column. */
   time: number;
   at: number;
+  /** The zone whose wall clock the windows follow: the session's, for a TIMESTAMP_LTZ time column. */
+  zone: string | undefined;
+}
+
+/** Where a relation's window bounds are; `zone`: the zone whose wall clock they are in (the session's, for windows over a TIMESTAMP_LTZ). */
+interface WindowProps {
+  start: number;
+  end: number;
+  zone?: string | undefined;
 }
 
 /** A planned relation: its stream, its fields, and what the planner knows of its rows. */
@@ -45,7 +57,7 @@ export interface Rel {
   updating: boolean;
   bounded: boolean;
   /** Fields holding a window's start and end (the rows' timestamps are end - 1): a GROUP BY of both is a window aggregate. */
-  windowProps?: { start: number; end: number };
+  windowProps?: WindowProps;
   /** A window TVF to apply: `fields` ends with window_start, window_end, window_time, not yet in the rows. */
   pending?: PendingWindow;
   /** The filter-and-projection the stream ends in, which the next one fuses into (one function, one row made). */
@@ -68,6 +80,8 @@ export interface PlannerOptions {
   aggregateUdfs: Map<string, number>;
   /** Column names the statement uses, lower-cased (a column reader reads only these); undefined for all. */
   used: Set<string> | undefined;
+  /** The session's `table.local-time-zone`. */
+  timeZone: string;
   explain: string[];
 }
 
@@ -78,7 +92,7 @@ export class Planner {
   ) {}
 
   private env(fields: readonly Field[], computed?: Map<string, number>, canonicalFields?: readonly Field[]): Env {
-    const env: Env = { fields, text: this.text, udfs: this.o.scalarUdfs };
+    const env: Env = { fields, text: this.text, udfs: this.o.scalarUdfs, timeZone: this.o.timeZone };
     if (computed) env.computed = computed;
     if (canonicalFields) env.canonicalFields = canonicalFields;
     return env;
@@ -199,26 +213,37 @@ export class Planner {
     const expected = { TUMBLE: 1, HOP: 2, CUMULATE: 2, SESSION: 1 }[item.fn];
     if (item.intervals.length !== expected) throw SqlError.at('SPW_ERR_SQL_TYPE', `${item.fn} takes ${expected} interval${expected > 1 ? 's' : ''}`, this.text, item.at);
     const qualifier = item.alias;
+    const ltz = input.fields[time]!.type.name === 'TIMESTAMP_LTZ';
     const fields: Field[] = [
       ...input.fields.map((f) => (qualifier === undefined ? f : { ...f, qualifier })),
       { name: 'window_start', qualifier, type: TIMESTAMP },
       { name: 'window_end', qualifier, type: TIMESTAMP },
-      { name: 'window_time', qualifier, type: TIMESTAMP },
+      { name: 'window_time', qualifier, type: ltz ? typeOf('TIMESTAMP_LTZ') : TIMESTAMP },
     ];
-    return { ...input, fields, pending: { fn: item.fn, intervals: item.intervals, time, at: item.at } };
+    return { ...input, fields, pending: { fn: item.fn, intervals: item.intervals, time, at: item.at, zone: this.windowZone(ltz) } };
+  }
+
+  /** Where windows over a time column follow a wall clock other than UTC's: a TIMESTAMP_LTZ column's, in the session's zone (as Flink's). */
+  private windowZone(ltz: boolean): string | undefined {
+    return ltz && this.o.timeZone !== 'UTC' ? this.o.timeZone : undefined;
   }
 
   /** Applies a pending window TVF as rows: each row once per window it falls in, with the window's columns. */
   private applyWindow(rel: Rel): Rel {
-    const { fn, intervals, time, at } = rel.pending!;
+    const { fn, intervals, time, at, zone } = rel.pending!;
     if (fn === 'SESSION') throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a SESSION window TVF stands only under a GROUP BY window_start, window_end', this.text, at);
     const windows = windowsOf(fn, intervals);
-    this.note(`WindowTableFunction ${fn}(${intervals.map((i) => `${i} ms`).join(', ')})`);
-    const stream = (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
-      for (const [start, end] of windows(row[time] as number)) emit([...row, start, end, end - 1]);
-    }) as AnyStream;
+    this.note(`WindowTableFunction ${fn}(${intervals.map((i) => `${i} ms`).join(', ')})${zone === undefined ? '' : ` in ${zone}`}`);
+    // Windows of a wall clock: its bounds are wall-clock times, window_time the instant before the end.
+    const stream = (zone === undefined
+      ? (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
+          for (const [start, end] of windows(row[time] as number)) emit([...row, start, end, end - 1]);
+        })
+      : (rel.stream as Stream<Row>).flatMap<Row>((row, emit) => {
+          for (const [start, end] of windows(toLocal(row[time] as number, zone))) emit([...row, start, end, toInstant(end, zone) - 1]);
+        })) as AnyStream;
     const n = rel.fields.length;
-    return { stream, fields: rel.fields, updating: false, bounded: rel.bounded, windowProps: { start: n - 3, end: n - 2 } };
+    return { stream, fields: rel.fields, updating: false, bounded: rel.bounded, windowProps: { start: n - 3, end: n - 2, zone } };
   }
 
   // Joins.
@@ -391,7 +416,7 @@ export class Planner {
       fields.push({ name: item.alias ?? implicitName(item.e, n), type });
     });
     const identity = where === undefined && codes.length === rel.fields.length && codes.every((c, i) => c === `r[${i}]`);
-    const windowProps = windowStart !== undefined && windowEnd !== undefined ? { start: windowStart, end: windowEnd } : undefined;
+    const windowProps = windowStart !== undefined && windowEnd !== undefined ? { start: windowStart, end: windowEnd, zone: rel.windowProps?.zone } : undefined;
     if (identity) return { ...rel, fields, windowProps };
     const testCode = where === undefined ? undefined : compile(where, env).code;
     if (!rel.updating) return { ...this.calc(rel, codes, testCode), fields, updating: false, bounded: rel.bounded, windowProps };
@@ -440,6 +465,7 @@ export class Planner {
     const computed = new Map<string, number>();
     const windowSlots: Expr[][] = [[], []];
     let legacy: Extract<Expr, { k: 'call' }> | undefined;
+    let zone: string | undefined;
     for (const g of q.groupBy) {
       const index = g.k === 'col' ? resolveColumn(g.parts, inputEnv, g.at).index : -1;
       if (input.pending && index === n - 3) windowSlots[0]!.push(g);
@@ -448,12 +474,15 @@ export class Planner {
       else keys.push(g);
     }
     if (input.pending && (windowSlots[0]!.length > 0 || windowSlots[1]!.length > 0)) {
-      assigner = this.assigner(input.pending.fn, input.pending.intervals, input.pending.at);
+      zone = input.pending.zone;
+      assigner = this.assigner(input.pending.fn, input.pending.intervals, input.pending.at, zone);
       if (input.pending.fn === 'SESSION' && keys.length === 0) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a SESSION window needs its PARTITION BY keys in the GROUP BY', this.text, q.at);
     } else if (legacy !== undefined) {
       const intervals = legacy.args.slice(1).map((a) => (a.k === 'interval' ? a.ms : Number.NaN));
       if (intervals.some(Number.isNaN)) throw SqlError.at('SPW_ERR_SQL_TYPE', `${legacy.name} takes a time column and intervals`, this.text, legacy.at);
-      assigner = this.assigner(legacy.name as WindowFunction, intervals, legacy.at);
+      const time = legacy.args[0];
+      zone = this.windowZone(time !== undefined && compile(time, inputEnv).type.name === 'TIMESTAMP_LTZ');
+      assigner = this.assigner(legacy.name as WindowFunction, intervals, legacy.at, zone);
       windowSlots[0]!.push(legacy);
     } else if (input.windowProps) {
       const wp = input.windowProps;
@@ -512,22 +541,29 @@ export class Planner {
       if (source.updating) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a window aggregate of an updating result', this.text, q.at);
       const windowAggregate = { create: acc.create, add: acc.add, merge: acc.merge, result: (a: unknown[]) => a };
       const w = assigner ?? tumbling(1);
-      if (k === 0) {
-        stream = (source.stream as Stream<Row>).windowAll(w).aggregate(windowAggregate).map((r) => [r.start, r.end, ...acc.result(r.value)]) as AnyStream;
+      // A window of a zone's wall clock is shown by its wall-clock bounds.
+      const wall = zone === undefined ? (ms: number): number => ms : (ms: number): number => toLocal(ms, zone);
+      if (input.pending?.fn === 'CUMULATE' && windowed) {
+        const [step, size] = input.pending.intervals as [number, number];
+        const fn = cumulateAggregate(acc, keyValues, { step, size, offset: alignedShape(w).offset, time: input.pending.time, wall });
+        stream = (source.stream as Stream<Row>).keyBy(keyFn).process<Row>(fn) as AnyStream;
+      } else if (k === 0) {
+        stream = (source.stream as Stream<Row>).windowAll(w).aggregate(windowAggregate).map((r) => [wall(r.start), wall(r.end), ...acc.result(r.value)]) as AnyStream;
       } else {
         stream = (source.stream as Stream<Row>)
           .keyBy(keyFn)
           .window(w)
           .aggregate(windowAggregate)
-          .map((r) => (windowed ? [...keyValues(r.key), r.start, r.end, ...acc.result(r.value)] : [...keyValues(r.key), ...acc.result(r.value)])) as AnyStream;
+          .map((r) => (windowed ? [...keyValues(r.key), wall(r.start), wall(r.end), ...acc.result(r.value)] : [...keyValues(r.key), ...acc.result(r.value)])) as AnyStream;
       }
-      if (windowed) windowProps = { start: k, end: k + 1 };
+      if (windowed) windowProps = { start: k, end: k + 1, zone };
       else {
         const wp = input.windowProps!;
         const slotOf = (index: number): number => keys.findIndex((e) => e.k === 'col' && resolveColumn(e.parts, inputEnv, e.at).index === index);
-        windowProps = { start: slotOf(wp.start), end: slotOf(wp.end) };
+        windowProps = { start: slotOf(wp.start), end: slotOf(wp.end), zone: wp.zone };
       }
-      this.note(`WindowAggregate ${assigner ? describeAssigner(assigner) : 'of the input windows'} by ${k} key${k === 1 ? '' : 's'}, ${calls.length} aggregate${calls.length === 1 ? '' : 's'} (incremental, keyed window state)`);
+      const windows = input.pending?.fn === 'CUMULATE' && windowed ? `CUMULATE(${input.pending.intervals.map((i) => `${i} ms`).join(', ')}) by slices` : assigner ? describeAssigner(assigner) : 'of the input windows';
+      this.note(`WindowAggregate ${windows} by ${k} key${k === 1 ? '' : 's'}, ${calls.length} aggregate${calls.length === 1 ? '' : 's'} (incremental, keyed window state)`);
     } else if (this.o.batch && !source.updating) {
       stream = (source.stream as Stream<Row>)
         .keyBy(keyFn)
@@ -545,17 +581,28 @@ export class Planner {
     return this.project(grouped, q.items, q.having, computed, input.fields);
   }
 
-  private assigner(fn: WindowFunction, intervals: number[], at: number): WindowAssigner {
+  /** The engine's assigner of a window function; `zone`: the wall clock its windows align to. */
+  private assigner(fn: WindowFunction, intervals: number[], at: number, zone: string | undefined): WindowAssigner {
+    const offset = (step: number): number => {
+      if (zone === undefined) return 0;
+      const alignment = windowAlignment(zone, step);
+      if (alignment === undefined) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', `windows of ${step} ms over a TIMESTAMP_LTZ in ${zone}, whose offset changes (summer time) by a part of them: use windows that divide an hour, or a zone of one offset`, this.text, at);
+      return -alignment;
+    };
     switch (fn) {
       case 'TUMBLE':
-        return tumbling(intervals[0]!);
+        return tumbling(intervals[0]!, offset(intervals[0]!));
       case 'HOP':
         // HOP(TABLE t, DESCRIPTOR(ts), slide, size); the group window HOP(ts, slide, size) too.
-        return sliding(intervals[1]!, intervals[0]!);
+        return sliding(intervals[1]!, intervals[0]!, offset(intervals[0]!));
       case 'SESSION':
         return session(intervals[0]!);
-      case 'CUMULATE':
-        throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'a CUMULATE window aggregate is not planned yet (a CUMULATE TVF without GROUP BY is)', this.text, at);
+      case 'CUMULATE': {
+        // CUMULATE(TABLE t, DESCRIPTOR(ts), step, size): the outer windows, which its steps cut (CumulateAggregate.ts).
+        const [step, size] = intervals as [number, number];
+        if (size % step !== 0) throw SqlError.at('SPW_ERR_SQL_TYPE', 'a CUMULATE window\'s size must be a multiple of its step', this.text, at);
+        return tumbling(size, offset(size));
+      }
     }
   }
 
@@ -598,15 +645,34 @@ export class Planner {
     const partition = this.keyFunction(over.partitionBy, env);
     const compare = comparator(over.orderBy, env, this.o.udfs);
     const withRank = q.items.some((i) => i.e.k === 'star' || columnsOf(i.e).some((c) => c.parts[c.parts.length - 1] === rankName)) || rest.some((e) => columnsOf(e).some((c) => c.parts[c.parts.length - 1] === rankName));
-    const fn = topN(limit, compare, { withRank, batch: this.o.batch });
-    const stream = (base.stream as Stream<Row>).keyBy(partition).process<unknown>(fn) as AnyStream;
-    const updating = !this.o.batch;
-    this.note(`${limit === 1 ? 'Deduplicate' : `Top-${limit}`} by ${over.partitionBy.length} key${over.partitionBy.length === 1 ? '' : 's'} (keyed state${updating ? ', an updating result' : ''})`);
+    const window = this.windowPartition(base, over.partitionBy);
+    let stream: AnyStream;
+    let updating: boolean;
+    if (window !== undefined) {
+      const { end, zone } = window;
+      const windowEnd = zone === undefined ? (row: Row): number => row[end] as number : (row: Row): number => toInstant(row[end] as number, zone);
+      stream = (base.stream as Stream<Row>).keyBy(partition).process<Row>(windowTopN(limit, compare, { withRank, windowEnd })) as AnyStream;
+      updating = false;
+      this.note(`WindowTop-${limit} by ${over.partitionBy.length} keys (keyed state, given as each window ends)`);
+    } else {
+      stream = (base.stream as Stream<Row>).keyBy(partition).process<unknown>(topN(limit, compare, { withRank, batch: this.o.batch })) as AnyStream;
+      updating = !this.o.batch;
+      this.note(`${limit === 1 ? 'Deduplicate' : `Top-${limit}`} by ${over.partitionBy.length} key${over.partitionBy.length === 1 ? '' : 's'} (keyed state${updating ? ', an updating result' : ''})`);
+    }
     // The inner query's projection, over the base rows and their rank.
     const ranked: Rel = { stream, fields: [...base.fields, { name: rankName, type: BIGINT, hidden: true }], updating, bounded: base.bounded };
     const items = inner.items.map((item, i): SelectItem => (i === rankAt ? { e: { k: 'col', at: item.e.at, parts: [rankName] }, alias: rankName } : item));
     const projected = withRank ? this.project(ranked, items, undefined) : this.project({ ...ranked, fields: base.fields }, items.filter((_, i) => i !== rankAt), undefined);
     return { rel: requalify(projected, q.from.alias), rest };
+  }
+
+  /** The window of a Top-N that partitions by both of its input's window bounds (a window Top-N), else undefined. */
+  private windowPartition(base: Rel, partitionBy: readonly Expr[]): WindowProps | undefined {
+    const wp = base.windowProps;
+    if (wp === undefined) return undefined;
+    const env = this.env(base.fields);
+    const indexes = partitionBy.map((e) => (e.k === 'col' ? resolveColumn(e.parts, env, e.at).index : -1));
+    return indexes.includes(wp.start) && indexes.includes(wp.end) ? wp : undefined;
   }
 
   // ORDER BY, LIMIT, UNION ALL.
@@ -630,18 +696,21 @@ export class Planner {
     return { ...rel, stream, calc: undefined };
   }
 
+  /** `UNION ALL` merges both inputs; `UNION` is the distinct rows of that (an updating result in streaming mode, as Flink's). */
   private union(q: Extract<Query, { k: 'union' }>): Rel {
-    if (!q.all) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'UNION without ALL is not planned yet', this.text, q.at);
-    const l = this.materialized(this.plan(q.left));
-    const r = this.materialized(this.plan(q.right));
-    if (l.fields.length !== r.fields.length) throw SqlError.at('SPW_ERR_SQL_TYPE', `UNION ALL of ${l.fields.length} and ${r.fields.length} columns`, this.text, q.at);
-    if (l.updating !== r.updating) throw SqlError.at('SPW_ERR_SQL_UNSUPPORTED', 'UNION ALL of an updating and an append-only result', this.text, q.at);
+    let l = this.materialized(this.plan(q.left));
+    let r = this.materialized(this.plan(q.right));
+    if (l.fields.length !== r.fields.length) throw SqlError.at('SPW_ERR_SQL_TYPE', `UNION of ${l.fields.length} and ${r.fields.length} columns`, this.text, q.at);
+    // Beside an updating input, an append-only one's rows are inserts.
+    if (l.updating && !r.updating) r = asInserts(r);
+    if (r.updating && !l.updating) l = asInserts(l);
     const first = (row: Row): Key => (typeof row[0] === 'object' ? JSON.stringify(row[0]) : row[0]) ?? 0;
     const key = l.updating ? (c: Row): Key => first((c as unknown as Change).row) : first;
     const pass = (record: unknown, _ctx: unknown, emit: (r: unknown) => void): void => emit(record);
     const stream = (l.stream as Stream<Row>).keyBy(key).connect((r.stream as Stream<Row>).keyBy(key)).process<unknown>({ processElement1: pass, processElement2: pass }) as AnyStream;
     this.note('Union all');
     let rel: Rel = { stream, fields: l.fields.map((f) => ({ name: f.name, type: f.type })), updating: l.updating, bounded: l.bounded && r.bounded };
+    if (!q.all) rel = this.distinct(rel);
     if (q.orderBy.length > 0 || q.limit !== undefined) rel = this.sortLimit(rel, q.orderBy, q.limit);
     return rel;
   }
@@ -650,6 +719,12 @@ export class Planner {
   materialized(rel: Rel): Rel {
     return rel.pending ? this.applyWindow(rel) : rel;
   }
+}
+
+/** An append-only relation as an updating one: each row an insert. */
+function asInserts(rel: Rel): Rel {
+  const stream = rel.stream.map((row) => ({ op: '+I', row }) satisfies Change) as unknown as AnyStream;
+  return { ...rel, stream, updating: true, calc: undefined };
 }
 
 /** A relation whose fields are qualified by `alias` (a subquery's or a view's name). */
