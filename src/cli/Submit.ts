@@ -5,6 +5,7 @@ import { JobState } from '../lifecycle/JobState.js';
 import { leaderUrl } from '../ha/LeaderFinder.js';
 import { callJson, streamLines } from '../rpc/HttpClient.js';
 import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js';
+import { jobSummary } from './JobSummary.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {
@@ -37,7 +38,7 @@ interface JobStatus {
   errorCode?: string;
   durationMs: number;
   progress: number;
-  counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number };
+  counters: { recordsIn: number; bytesIn: number; recordsOut: number; bytesOut: number; sourceRecords?: number; sourceBytes?: number };
 }
 
 /** A target that reads as a file's path, not a built-in job's name: it holds a folder separator or ends as a module does. */
@@ -75,9 +76,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (options.follow) return followRecords(jm, id);
   if (!options.wait) return 0;
   const status = await follow(`${jm}/jobs/${id}`);
-  const seconds = status.durationMs / 1000;
-  const records = status.counters.recordsIn;
-  console.log(`${id} ${status.state} in ${seconds.toFixed(2)} s; ${records} records shuffled (${Math.round(records / Math.max(seconds, 1e-3))} records/s, ${(status.counters.bytesIn / 1048576 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s)`);
+  console.log(jobSummary(id, status));
   if (status.error) console.log(`error: ${describeError(status)}`);
   if (status.state === JobState.FINISHED) console.log(`result: ${jm}/jobs/${id}/result`);
   return status.state === JobState.FINISHED ? 0 : 1;

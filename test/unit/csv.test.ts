@@ -33,6 +33,7 @@ async function readSplits(source: Source, splits: TextSplit[]): Promise<unknown[
       sleep: async () => undefined,
       wait: (promise) => promise,
       malformed: () => undefined,
+      read: () => undefined,
       checkpointable: () => undefined,
       restored: [],
     };
@@ -91,7 +92,7 @@ describe('CSV split boundaries', () => {
     }
   });
 
-  test('the JobManager cuts a 3 MB file at record boundaries for 3 tasks, with records spanning lines at every cut', async () => {
+  test('the JobManager cuts a 3 MB file at record boundaries for 3 tasks, with records spanning lines at every cut, its bytes counted once', async () => {
     const file = path.join(work.dir, 'big.csv');
     const soup = new Soup(100_000, 16);
     const random = seededRandom(9);
@@ -101,6 +102,8 @@ describe('CSV split boundaries', () => {
     fs.writeFileSync(file, 'id,text,more\n' + rows.map((r) => `${r[0]},${quoted(r[1])},${quoted(r[2])}`).join('\r\n') + '\r\n');
     const read = await readAll({ kind: 'csv', path: file, header: true }, 3);
     expect(read.perTask.every((records) => records.length > 0)).toBe(true);
+    // Every byte of the file counted once as read, across the cuts.
+    expect(read.bytes).toBe(fs.statSync(file).size);
     expect(byJson(read.records)).toEqual(byJson(rows.map(([id, text, more]) => ({ id, text, more }))));
   });
 });

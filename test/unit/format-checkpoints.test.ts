@@ -24,6 +24,7 @@ async function read(source: Source, splits: unknown[]): Promise<{ records: unkno
     sleep: async () => undefined,
     wait: (promise) => promise,
     malformed: () => undefined,
+    read: () => undefined,
     checkpointable: (position) => void points.push({ held: position as HeldSplits, pushed: records.length }),
     restored: [],
   };

@@ -80,6 +80,7 @@ class CsvReader {
     let count = 0;
     const batch = this.batch;
     await readRecordChunks(split, this.quote, at, async (chunk) => {
+      this.context.read(chunk.end - chunk.start);
       batch.reset(chunk.data, isAscii(chunk.data.subarray(chunk.start, chunk.end)));
       let from = chunk.start;
       let names: string[] | undefined;

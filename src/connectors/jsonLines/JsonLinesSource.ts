@@ -24,9 +24,9 @@ export const JSON_LINES_SOURCE: SourceSpec<SourceOf<'jsonLines'>> = {
     const skip = source.onError === 'skip';
     return forEachSplit(
       context,
-      (split: TextSplit, at) => {
+      async (split: TextSplit, at) => {
         let index = 0;
-        return readLines(
+        await readLines(
           split,
           (line) => {
         const at = index++;
@@ -44,6 +44,7 @@ export const JSON_LINES_SOURCE: SourceSpec<SourceOf<'jsonLines'>> = {
           undefined,
           at,
         );
+        context.read(split.end - split.start);
       },
       resumeTextSplit,
     );
