@@ -16,7 +16,7 @@ interface Product {
 export default function inStock(params: JobParams): JobDefinition {
   const job = new JobBuilder('in-stock');
   job
-    .readCsv<Product>(requireString(params, 'input'), { header: true, columns: { price: 'number', in_stock: 'boolean' } })
+    .readCsv<Product>(requireString(params, 'input'), { header: true, columns: { sku: 'string', name: 'string', price: 'number', in_stock: 'boolean' } })
     .filter((p) => p.in_stock === true && p.price !== null)
     .sortBy((p) => p.price)
     .name('in-stock')

@@ -24,7 +24,7 @@ export default function sales(params: JobParams): JobDefinition {
     return job.build();
   }
   job
-    .readCsv<Sale>(requireString(params, 'input'), { header: true, columns: { amount: 'number' } })
+    .readCsv<Sale>(requireString(params, 'input'), { header: true, columns: { store: 'string', amount: 'number', day: 'string' } })
     .writeParquet(requireString(params, 'output'), { store: 'UTF8', amount: 'DOUBLE', day: 'UTF8' });
   return job.build();
 }

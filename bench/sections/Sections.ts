@@ -6,6 +6,7 @@ export const SECTIONS: Record<string, () => Promise<BenchSection>> = {
   ha: async () => (await import('./Ha.js')).HA,
   cpu: async () => (await import('./Cpu.js')).CPU_SECTION,
   connectors: async () => (await import('./Connectors.js')).CONNECTORS,
+  csv: async () => (await import('./CsvParsers.js')).CSV_PARSERS,
   managed: async () => (await import('./Managed.js')).MANAGED,
   metrics: async () => (await import('./Metrics.js')).METRICS,
   nexmark: async () => (await import('./Nexmark.js')).NEXMARK,

@@ -6,7 +6,9 @@
  */
 import { isErrorCode } from '../errors/Errors.js';
 import { JobState } from '../lifecycle/JobState.js';
+import type { JobDetails } from '../jobmanager/jobs/JobViews.js';
 import { RestClient } from '../rest/RestClient.js';
+import { jobSummary } from './JobSummary.js';
 
 export type SqlFormat = 'table' | 'json' | 'csv';
 
@@ -50,17 +52,30 @@ export async function runSql(options: SqlOptions): Promise<number> {
       print(result.columns, rows.map((r) => result.columns.map((c) => r[c])), options.format, out);
     }
   }
-  if (options.wait) for (const id of submitted) failed = !(await finished(jm, id)) || failed;
+  if (options.wait) {
+    // What each job read and shuffled: on stdout beside a table, on stderr beside JSON or CSV rows.
+    const summary = options.format === 'table' ? out : (line: string): void => console.error(line);
+    for (const id of submitted) {
+      const status = await ended(jm, id);
+      summary(jobSummary(id, status));
+      failed = status.state !== JobState.FINISHED || failed;
+    }
+  }
   return failed ? 1 : 0;
 }
 
 /** Waits for the job to end; prints a failed job's coded error; true when it FINISHED. */
 async function finished(jm: RestClient, id: string): Promise<boolean> {
+  return (await ended(jm, id)).state === JobState.FINISHED;
+}
+
+/** The job's status once it has ended; a failed job's coded error printed. */
+async function ended(jm: RestClient, id: string): Promise<JobDetails> {
   for (;;) {
     const status = await jm.job(id);
     if (JobState.isTerminal(status.state)) {
       if (status.state !== JobState.FINISHED) console.error(`${id} ${status.state}${status.error ? `: ${isErrorCode(status.errorCode) ? `${status.errorCode}: ` : ''}${status.error}` : ''}`);
-      return status.state === JobState.FINISHED;
+      return status;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -7,6 +7,7 @@ import type { RestartStrategy } from '../jobmanager/failover/RestartStrategy.js'
 import type { JobDetails } from '../jobmanager/jobs/JobViews.js';
 import type { SubmitBody } from '../jobmanager/submission/SubmitBody.js';
 import { RestClient } from '../rest/RestClient.js';
+import { jobSummary } from './JobSummary.js';
 import { isTypeScript, transpileJob, typecheckJob } from './TypeScriptJob.js';
 
 export interface SubmitOptions {
@@ -66,9 +67,7 @@ export async function submit(options: SubmitOptions): Promise<number> {
   if (options.follow) return followRecords(jm, id);
   if (!options.wait) return 0;
   const status = await follow(jm, id);
-  const seconds = status.durationMs / 1000;
-  const records = status.counters.recordsIn;
-  console.log(`${id} ${status.state} in ${seconds.toFixed(2)} s; ${records} records shuffled (${Math.round(records / Math.max(seconds, 1e-3))} records/s, ${(status.counters.bytesIn / 1048576 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s)`);
+  console.log(jobSummary(id, status));
   if (status.error) console.log(`error: ${describeError(status)}`);
   if (status.state === JobState.FINISHED) console.log(`result: ${jm.resultUrl(id)}`);
   return status.state === JobState.FINISHED ? 0 : 1;

@@ -49,6 +49,8 @@ export interface SourceContext {
   readonly restoredParallelism?: number;
   /** Counts a record the reader skipped as malformed (a source's `onError: 'skip'`): the task's `malformedRecords`. */
   malformed(): void;
+  /** Counts bytes of input the reader has read (a file source's split, once read, or each chunk): the task's `sourceBytes`. */
+  read(bytes: number): void;
 }
 
 /**

@@ -163,6 +163,9 @@ export interface TaskCounters {
   outputs?: { records: number; bytes: number }[];
   /** Bytes the task's operators wrote to spill files past their managed memory. */
   spilledBytes: number;
+  /** Records its source read (handed to the chain) and bytes of input it read; 0 in a task without a source, absent from a TaskManager that predates them. */
+  sourceRecords?: number;
+  sourceBytes?: number;
   /** Records its source skipped as malformed (`onError: 'skip'`); absent from a TaskManager that predates it. */
   malformedRecords?: number;
   /** In an unbounded job: the task's input watermark (event time, ms), null before the first. */
@@ -179,7 +182,7 @@ export interface TaskCounters {
 
 /** Counters of a task that has done nothing yet. */
 export function emptyCounters(): TaskCounters {
-  return { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0, spilledBytes: 0, malformedRecords: 0 };
+  return { recordsIn: 0, bytesIn: 0, recordsOut: 0, bytesOut: 0, spilledBytes: 0, malformedRecords: 0, sourceRecords: 0, sourceBytes: 0 };
 }
 
 /** One split of a source's input, as its supply made it (a byte range of a file, a row group, a stream): JSON the reader understands. */

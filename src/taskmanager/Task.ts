@@ -73,6 +73,9 @@ export class Task {
   private canceled = false;
   /** Records its source skipped as malformed (onError: 'skip'). */
   private malformedRecords = 0;
+  /** What the task's source read: records handed to the chain, bytes of input. */
+  private sourceRecords = 0;
+  private sourceBytes = 0;
   /** Who waits and must be woken by a cancel. */
   private readonly onCancel = new Set<() => void>();
   private readonly started = performance.now();
@@ -115,6 +118,8 @@ export class Task {
       outputs: writers.map((w) => ({ records: w.recordsOut, bytes: w.bytesOut })),
       spilledBytes: this.memory.spilledBytes,
       malformedRecords: this.malformedRecords,
+      sourceRecords: this.sourceRecords,
+      sourceBytes: this.sourceBytes,
     };
     if (!this.stream.bounded) Object.assign(counters, this.streamCounters());
     return counters;
@@ -291,6 +296,7 @@ export class Task {
       subtask: this.descriptor.subtask,
       parallelism: this.descriptor.parallelism,
       push: (record) => {
+        this.sourceRecords++;
         if (this.canceled) this.checkCanceled();
         if (mailbox.hasMail) return mailbox.runAll().then(() => push(record));
         return push(record);
@@ -315,6 +321,7 @@ export class Task {
       restored: restored?.snapshots.map((s) => s.source) ?? [],
       restoredParallelism: this.descriptor.restore?.parallelism,
       malformed: () => void this.malformedRecords++,
+      read: (bytes) => void (this.sourceBytes += bytes),
     };
     try {
       await sourceSpec(source).read(source, context);

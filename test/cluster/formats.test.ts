@@ -45,7 +45,7 @@ const JOIN_JOB = `export default (params) => ({
   name: 'orders-with-prices',
   stages: [
     { name: 'orders', source: { kind: 'jsonLines', path: params.orders, onError: 'skip' } },
-    { name: 'prices', source: { kind: 'csv', path: params.prices, header: true, columns: { id: 'number', price: 'number' } } },
+    { name: 'prices', source: { kind: 'csv', path: params.prices, header: true, columns: { id: 'number', price: 'number', note: 'string' } } },
     {
       name: 'join',
       inputs: [

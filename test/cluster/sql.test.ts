@@ -50,6 +50,9 @@ SELECT color, COUNT(*) AS n FROM orders WHERE amount >= 1000 GROUP BY color HAVI
     expect(run.stdout).toContain('| blue  | 33 |');
     expect(run.stdout).toContain('| green | 34 |');
     expect(run.stdout).toContain('2 rows in set');
+    // --wait: what each job's source read, exactly (both jobs read the whole file).
+    const size = fs.statSync(path.join(dir, 'orders.csv')).size;
+    expect(run.stdout.match(new RegExp(`^job-\\S+ FINISHED in [\\d.]+ s; read 200 records, ${size} bytes \\(\\d+ records/s, [\\d.]+ MB/s\\); \\d+ records shuffled`, 'gm'))).toHaveLength(2);
     const written = fs.readdirSync(path.join(dir, 'totals')).flatMap((f) => fs.readFileSync(path.join(dir, 'totals', f), 'utf8').split('\n').filter((l) => l !== ''));
     const expected = ['red', 'green', 'blue'].map((color, c) => {
       const ids = Array.from({ length: 200 }, (_, i) => i).filter((i) => i % 3 === c);
@@ -65,6 +68,29 @@ SELECT color, COUNT(*) AS n FROM orders WHERE amount >= 1000 GROUP BY color HAVI
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout.split('\n')[0]).toBe('table name');
+  });
+
+  test('submit --wait reports what the sources read, records and bytes exactly, beside the few records a map-side combine shuffles', async () => {
+    const job = path.join(dir, 'count-colors.mjs');
+    fs.writeFileSync(
+      job,
+      `const key = (r) => r[1];
+export default (params) => ({
+  name: 'count-colors',
+  stages: [
+    { name: 'read', source: { kind: 'csv', path: params.input, columns: { 1: 'string' } } },
+    { name: 'count', inputs: [{ from: 'read', partitioning: { type: 'hash', key } }], operators: [{ kind: 'combineByKey', combineByKey: { key, create: () => 1, merge: (n) => n + 1, mergeCombiners: (a, b) => a + b } }], sink: { kind: 'collect' } },
+  ],
+});
+`,
+    );
+    const run = await spillway('submit', job, '--jobmanager', url, '--param', `input=${dir}/orders.csv`, '--wait');
+    expect(run.code).toBe(0);
+    const size = fs.statSync(path.join(dir, 'orders.csv')).size;
+    const summary = new RegExp(`^job-\\S+ FINISHED in [\\d.]+ s; read 200 records, ${size} bytes \\(\\d+ records/s, [\\d.]+ MB/s\\); (\\d+) records shuffled`, 'm').exec(run.stdout);
+    expect(summary, run.stdout).not.toBeNull();
+    // Three colours, combined in each of at most 2 reading tasks.
+    expect(Number(summary![1])).toBeLessThanOrEqual(6);
   });
 
   test('the catalogue lives in the JobManager: a later request sees the tables; a SQL job shows its statement and plan', async () => {

@@ -67,6 +67,7 @@ export function drivenSource(options: { splits?: SplitSupply<unknown>; first?: u
     },
     wait: (promise) => promise,
     malformed: () => undefined,
+    read: () => undefined,
     checkpointable(position) {
       marks.push({ position: structuredClone(position), pushed: records.length });
     },

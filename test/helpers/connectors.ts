@@ -26,6 +26,8 @@ export interface ReadResult {
   records: unknown[];
   perTask: unknown[][];
   malformed: number;
+  /** Bytes of input the tasks said they read (`SourceContext.read`). */
+  bytes: number;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function readAll(source: Source, parallelism = 1): Promise<ReadResu
   let assigner: Promise<SplitAssigner<unknown>> | undefined;
   const perTask: unknown[][] = Array.from({ length: parallelism }, () => []);
   let malformed = 0;
+  let bytes = 0;
   await Promise.all(
     perTask.map((records, subtask) => {
       let request = 0;
@@ -57,13 +60,14 @@ export async function readAll(source: Source, parallelism = 1): Promise<ReadResu
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         wait: (promise) => promise,
         malformed: () => void malformed++,
+        read: (n) => void (bytes += n),
         checkpointable: () => undefined,
         restored: [],
       };
       return spec.read(source, context);
     }),
   );
-  return { records: perTask.flat(), perTask, malformed };
+  return { records: perTask.flat(), perTask, malformed, bytes };
 }
 
 /** Sorts records by their JSON, to compare what several tasks read with what was written. */

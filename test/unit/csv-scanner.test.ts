@@ -250,7 +250,7 @@ describe('CSV source on generated files', () => {
       expect(lines[0].split(',')).toHaveLength(width);
       const file = path.join(work.dir, `gen-${seed}.csv`);
       fs.writeFileSync(file, lines.join(random() < 0.5 ? '\r\n' : '\n') + '\n');
-      const read = await readAll({ kind: 'csv', path: file, header: true, columns: { id: 'number', n: 'number', flag: 'boolean' } }, 3);
+      const read = await readAll({ kind: 'csv', path: file, header: true, columns: { id: 'number', text: 'string', n: 'number', flag: 'boolean' } }, 3);
       const sorted = (read.records as { id: number }[]).slice().sort((a, b) => a.id - b.id);
       expect(sorted, `seed ${seed}`).toEqual(expected);
     }

@@ -2,6 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, describe, expect, test } from 'vitest';
+import { isAscii } from 'node:buffer';
+import { CsvColumns } from '../../src/connectors/csv/CsvColumns.js';
+import { CsvRecords } from '../../src/connectors/csv/CsvRecords.js';
+import { CsvScanner } from '../../src/connectors/csv/CsvScanner.js';
 import { QuoteParityAligner } from '../../src/connectors/csv/CsvSplits.js';
 import { sourceSpec } from '../../src/connectors/Sources.js';
 import type { SourceContext } from '../../src/connectors/SourceSpec.js';
@@ -29,6 +33,7 @@ async function readSplits(source: Source, splits: TextSplit[]): Promise<unknown[
       sleep: async () => undefined,
       wait: (promise) => promise,
       malformed: () => undefined,
+      read: () => undefined,
       checkpointable: () => undefined,
       restored: [],
     };
@@ -56,7 +61,7 @@ describe('CSV split boundaries', () => {
     const file = path.join(work.dir, 'small.csv');
     fs.writeFileSync(file, SMALL);
     const size = fs.statSync(file).size;
-    const source: Source = { kind: 'csv', path: file, header: true, columns: { id: 'number', n: 'number' } };
+    const source: Source = { kind: 'csv', path: file, header: true, columns: { id: 'number', text: 'string', n: 'number' } };
     const whole = await readSplits(source, [{ file, start: 0, end: size }]);
     expect(whole).toHaveLength(9);
     expect(whole[3]).toEqual({ id: 4, text: 'two\nlines', n: 40 });
@@ -87,7 +92,7 @@ describe('CSV split boundaries', () => {
     }
   });
 
-  test('the JobManager cuts a 3 MB file at record boundaries for 3 tasks, with records spanning lines at every cut', async () => {
+  test('the JobManager cuts a 3 MB file at record boundaries for 3 tasks, with records spanning lines at every cut, its bytes counted once', async () => {
     const file = path.join(work.dir, 'big.csv');
     const soup = new Soup(100_000, 16);
     const random = seededRandom(9);
@@ -97,7 +102,43 @@ describe('CSV split boundaries', () => {
     fs.writeFileSync(file, 'id,text,more\n' + rows.map((r) => `${r[0]},${quoted(r[1])},${quoted(r[2])}`).join('\r\n') + '\r\n');
     const read = await readAll({ kind: 'csv', path: file, header: true }, 3);
     expect(read.perTask.every((records) => records.length > 0)).toBe(true);
+    // Every byte of the file counted once as read, across the cuts.
+    expect(read.bytes).toBe(fs.statSync(file).size);
     expect(byJson(read.records)).toEqual(byJson(rows.map(([id, text, more]) => ({ id, text, more }))));
+  });
+});
+
+describe('CSV columns as a projection', () => {
+  test('with columns, a record holds only the columns named, and the scanner keeps no column of the others', async () => {
+    const file = path.join(work.dir, 'projected.csv');
+    fs.writeFileSync(file, SMALL);
+    const read = await readSplits({ kind: 'csv', path: file, header: true, columns: { n: 'number' } }, [{ file, start: 0, end: fs.statSync(file).size }]);
+    expect(read).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90].map((n) => ({ n })));
+    const records = new CsvRecords({ n: 'number' }, ['id', 'text', 'n'], '"');
+    const batch = new CsvColumns();
+    const data = Buffer.from(SMALL.slice(SMALL.indexOf('\n') + 1));
+    batch.reset(data, isAscii(data));
+    new CsvScanner(',', '"').scan(batch, 0, data.length, records.kinds);
+    expect(batch.rows).toBe(9);
+    expect([batch.columns[0], batch.columns[1], batch.columns[2]?.kind]).toEqual([undefined, undefined, 2]);
+  });
+
+  test('without a header, the columns named by index keep their positions, null at the others and past a short row', async () => {
+    const file = path.join(work.dir, 'projected-arrays.csv');
+    fs.writeFileSync(file, 'a,"x, y",1,true,tail\nb\n"c",,3,false\n');
+    const read = await readSplits({ kind: 'csv', path: file, columns: { 0: 'string', 2: 'number', 3: 'boolean' } }, [{ file, start: 0, end: fs.statSync(file).size }]);
+    expect(read).toEqual([
+      ['a', null, 1, true],
+      ['b', null, null, null],
+      ['c', null, 3, false],
+    ]);
+  });
+
+  test('a column named that the header lacks fails with SPW_ERR_MALFORMED_INPUT at line 1', async () => {
+    const file = path.join(work.dir, 'no-such-column.csv');
+    fs.writeFileSync(file, SMALL);
+    const failure = await readAll({ kind: 'csv', path: file, header: true, columns: { id: 'number', price: 'number' } }, 1).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'SPW_ERR_MALFORMED_INPUT', line: 1 });
   });
 });
 
@@ -115,7 +156,7 @@ describe('CSV', () => {
     const folder = path.join(work.dir, 'round');
     await writeAll({ kind: 'csv', path: folder, header: true }, [records.slice(0, 2000), records.slice(2000, 2100), records.slice(2100)]);
     expect(fs.readFileSync(path.join(folder, 'part-00001'), 'utf8').split('\n')[0]).toBe('id,name,price,ok,note');
-    const read = await readAll({ kind: 'csv', path: folder, header: true, columns: { id: 'number', price: 'number', ok: 'boolean' } }, 3);
+    const read = await readAll({ kind: 'csv', path: folder, header: true, columns: { id: 'number', name: 'string', price: 'number', ok: 'boolean', note: 'string' } }, 3);
     expect(byJson(read.records)).toEqual(byJson(records));
   });
 
@@ -126,7 +167,7 @@ describe('CSV', () => {
     const file = path.join(folder, 'part-00000');
     fs.writeFileSync(`${file}.gz`, zlib.gzipSync(fs.readFileSync(file)));
     fs.rmSync(file);
-    const read = await readAll({ kind: 'csv', path: folder, delimiter: ';', columns: { 1: 'number', 2: 'boolean' } }, 2);
+    const read = await readAll({ kind: 'csv', path: folder, delimiter: ';', columns: { 0: 'string', 1: 'number', 2: 'boolean', 3: 'string' } }, 2);
     expect(read.records).toEqual(records);
   });
 

@@ -20,7 +20,7 @@ const JOB = 'job-0001-sinktest';
 const KINDS: { name: string; sink: (dir: string) => Sink; source: (dir: string) => Source }[] = [
   { name: 'JSON Lines', sink: (dir) => ({ kind: 'jsonLines', path: dir }), source: (dir) => ({ kind: 'jsonLines', path: dir }) },
   { name: 'JSON Lines, gzip', sink: (dir) => ({ kind: 'jsonLines', path: dir, compression: 'gzip' }), source: (dir) => ({ kind: 'jsonLines', path: dir }) },
-  { name: 'CSV with a header', sink: (dir) => ({ kind: 'csv', path: dir, header: true }), source: (dir) => ({ kind: 'csv', path: dir, header: true, columns: { n: 'number' } }) },
+  { name: 'CSV with a header', sink: (dir) => ({ kind: 'csv', path: dir, header: true }), source: (dir) => ({ kind: 'csv', path: dir, header: true, columns: { n: 'number', s: 'string' } }) },
   { name: 'Parquet', sink: (dir) => ({ kind: 'parquet', path: dir, schema: { n: 'INT32', s: 'UTF8' } }), source: (dir) => ({ kind: 'parquet', path: dir }) },
 ];
 

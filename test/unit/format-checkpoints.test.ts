@@ -24,6 +24,7 @@ async function read(source: Source, splits: unknown[]): Promise<{ records: unkno
     sleep: async () => undefined,
     wait: (promise) => promise,
     malformed: () => undefined,
+    read: () => undefined,
     checkpointable: (position) => void points.push({ held: position as HeldSplits, pushed: records.length }),
     restored: [],
   };
@@ -60,7 +61,7 @@ test('a CSV reader resumed where it could be checkpointed reads the rest of its 
   const records = [...rows, ...rows.map((r) => ({ ...r, id: r.id + rows.length }))];
   await writeAll({ kind: 'csv', path: folder, header: true }, [records]);
   const file = path.join(folder, 'part-00000');
-  await expectResumable({ kind: 'csv', path: file, header: true, columns: { id: 'number', price: 'number' } }, [{ file, start: 0, end: fs.statSync(file).size }], records);
+  await expectResumable({ kind: 'csv', path: file, header: true, columns: { id: 'number', name: 'string', price: 'number' } }, [{ file, start: 0, end: fs.statSync(file).size }], records);
 });
 
 test('a Parquet reader resumed where it could be checkpointed reads the rest of its row groups', async () => {

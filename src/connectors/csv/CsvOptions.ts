@@ -15,7 +15,11 @@ export type CsvColumnTypes = Record<string, CsvColumnType>;
 export interface CsvReadOptions {
   /** The file's first record names the columns, and each record is an object keyed by them; without it a record is an array. */
   header?: boolean;
-  /** Column types; a column not named is a string. */
+  /**
+   * The columns to read and their types (a projection): a record holds only these (an
+   * array record keeps their positions, null at the others), and the other fields are
+   * stepped over without being decoded. Without it, every column is read as a string.
+   */
   columns?: CsvColumnTypes;
   /** One character; `,` by default. */
   delimiter?: string;

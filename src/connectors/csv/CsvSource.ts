@@ -30,7 +30,8 @@ const HEADER_BYTES = 1 << 20;
  * `{ kind: 'csv', path, header?, columns?, delimiter?, quote?, onError? }`: RFC 4180 CSV
  * of a file, a folder of them or a glob (`.gz`, `.zst` decompressed, each one split),
  * scanned from bytes into columns (CsvScanner.ts) and made into records at the source's
- * output (CsvRecords.ts). The JobManager cuts the files at record boundaries
+ * output (CsvRecords.ts). `columns` types and projects: a record holds only the columns
+ * it names, and the scanner steps over the other fields without decoding them. The JobManager cuts the files at record boundaries
  * (CsvSplits.ts: quote parity), so a quoted field may hold delimiters, doubled quotes
  * and newlines across any split boundary. With `header`, every split of a file reads
  * the file's first record for the names. A record that does not fit (a typed field
@@ -86,6 +87,7 @@ class CsvReader {
     let count = 0;
     const batch = this.batch;
     await readRecordChunks(split, this.quote, at, async (chunk) => {
+      this.context.read(chunk.end - chunk.start);
       batch.reset(chunk.data, isAscii(chunk.data.subarray(chunk.start, chunk.end)));
       let from = chunk.start;
       let names: string[] | undefined;
@@ -99,6 +101,7 @@ class CsvReader {
         } else names = this.headerOf(split);
       }
       const records = this.recordsFor(names);
+      if (records.missing !== undefined) throw new MalformedInputError(split.file, { line: 1 }, `the header has no column ${JSON.stringify(records.missing)}, which columns names`);
       this.scanner.scan(batch, from, chunk.end, records.kinds);
       if (batch.error !== undefined) this.fail(split, chunk, batch.error.recordStart, `a quoted field is malformed (${batch.error.why})`);
       for (let r = 0; r < batch.rows; r++) {
@@ -141,7 +144,7 @@ class CsvReader {
 
   private recordsFor(names: string[] | undefined): CsvRecords {
     if (this.records === undefined || this.recordsNames !== names) {
-      this.records = new CsvRecords(this.source.columns ?? {}, names, this.quote);
+      this.records = new CsvRecords(this.source.columns, names, this.quote);
       this.recordsNames = names;
     }
     return this.records;

@@ -31,9 +31,9 @@ export const JSON_LINES_SOURCE: SourceSpec<JsonLinesSourceDefinition> = {
     const skip = source.onError === 'skip';
     return forEachSplit(
       context,
-      (split: TextSplit, at) => {
+      async (split: TextSplit, at) => {
         let index = 0;
-        return readLines(
+        await readLines(
           split,
           (line) => {
         const at = index++;
@@ -51,6 +51,7 @@ export const JSON_LINES_SOURCE: SourceSpec<JsonLinesSourceDefinition> = {
           undefined,
           at,
         );
+        context.read(split.end - split.start);
       },
       resumeTextSplit,
     );

@@ -44,8 +44,12 @@ export const TEXT_SOURCE: SourceSpec<TextSourceDefinition> = {
   },
   splits: (source, parallelism) => (source.monitor === undefined ? new ByteRangeSupply(source.text, parallelism) : new FolderMonitor(source.text)),
   read(source, context) {
-    const read = (split: TextSplit, at: (offset: number) => void | Promise<void>): Promise<void> =>
-      source.chunks ? readChunks(split, (chunk) => context.push(chunk), { reuse: source.reuse, at }) : readLines(split, (line) => context.push(line), undefined, at);
+    const read = async (split: TextSplit, at: (offset: number) => void | Promise<void>): Promise<void> => {
+      if (source.chunks) await readChunks(split, (chunk) => context.push(chunk), { reuse: source.reuse, at });
+      else await readLines(split, (line) => context.push(line), undefined, at);
+      // The split's bytes (a compressed file's, as stored), once read.
+      context.read(split.end - split.start);
+    };
     return forEachSplit(context, read, resumeAt, source.monitor);
   },
   resume: (split, position) => resumeAt(split as TextSplit, position),

@@ -63,9 +63,11 @@ export class JobBuilder {
    * CSV (RFC 4180), split across the stage's tasks at record boundaries (a quoted
    * field may hold delimiters, quotes and newlines); `.gz` and `.zst` files are
    * decompressed. With `header: true` each record is an object keyed by the file's
-   * first record, else an array of fields. Fields are strings, but where `columns`
-   * types them (`{ price: 'number', ok: 'boolean' }`, or by index without a header),
-   * an empty typed field being null.
+   * first record, else an array of fields. Every field is a string unless `columns`
+   * names the columns to read and their types (`{ sku: 'string', price: 'number', ok:
+   * 'boolean' }`, or by index without a header): then a record holds only those (an
+   * array keeps their positions, null elsewhere), an empty typed field is null, and the
+   * scanner steps over every other field without decoding it.
    */
   readCsv<T = Record<string, CsvValue>>(path: string, options: CsvReadOptions & { header: true }): Stream<T>;
   readCsv<T = CsvValue[]>(path: string, options?: CsvReadOptions & { header?: false }): Stream<T>;

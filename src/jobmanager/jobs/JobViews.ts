@@ -48,6 +48,8 @@ export function snapshot(job: Job): JobRecord {
     counters.bytesOut += v.counters.bytesOut;
     counters.spilledBytes += v.counters.spilledBytes;
     counters.malformedRecords = (counters.malformedRecords ?? 0) + (v.counters.malformedRecords ?? 0);
+    counters.sourceRecords = (counters.sourceRecords ?? 0) + (v.counters.sourceRecords ?? 0);
+    counters.sourceBytes = (counters.sourceBytes ?? 0) + (v.counters.sourceBytes ?? 0);
   }
   let resultBytes = 0;
   for (const bytes of job.resultBytes.values()) resultBytes += bytes;

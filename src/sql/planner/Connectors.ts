@@ -94,10 +94,11 @@ export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlyS
       const path = option(table, o, 'path');
       const format = option(table, o, 'format');
       if (format === 'csv') {
+        // The columns the query reads, a projection: the scanner skips the others undecoded.
         const types: CsvColumnTypes = {};
         columns.forEach((c, i) => {
-          if (isNumberType(c.type)) types[String(i)] = 'number';
-          else if (c.type.name === 'BOOLEAN') types[String(i)] = 'boolean';
+          if (used !== undefined && !used.has(c.name.toLowerCase())) return;
+          types[String(i)] = isNumberType(c.type) ? 'number' : c.type.name === 'BOOLEAN' ? 'boolean' : 'string';
         });
         const delimiter = o['csv.field-delimiter'];
         const timestamps = columns.map((c) => isTimestamp(c.type));
@@ -105,7 +106,7 @@ export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlyS
           const row = new Array<unknown>(names.length);
           for (let i = 0; i < row.length; i++) {
             const v = fields[i];
-            row[i] = v === '' || v === undefined ? null : timestamps[i] ? FUNCTIONS.toTimestamp(v) : v;
+            row[i] = v === '' || v === undefined || v === null ? null : timestamps[i] ? FUNCTIONS.toTimestamp(v) : v;
           }
           return row;
         }) as unknown as Stream<Row>;
