@@ -190,7 +190,7 @@ export class JobManager {
           const source = await this.ha.module(body.module);
           if (source !== undefined) await this.modules.upload(source);
         }
-        const submission = { ...(await this.submitter.submission(body)), firstCheckpointId: firstCheckpointId(epoch) };
+        const submission = { ...(await this.submitter.submission(body)), firstCheckpointId: firstCheckpointId(epoch), firstAttempt: firstAttempt(epoch) };
         this.scheduler.submit(submission, { seq: stored.seq, submitted: stored.submitted });
         log.info({ job: stored.id, from: body.savepoint }, 'leader: job resumed');
       } catch (error) {
@@ -215,7 +215,7 @@ export class JobManager {
     const checkpoints = submission.checkpoints && { ...body.checkpoints, directory: submission.checkpoints.directory };
     await this.ha.putJob(epoch, { id, seq, submitted, body: { ...body, parallelism: submission.parallelism, ...(checkpoints ? { checkpoints } : {}) } });
     // Stored: the job runs, here or (if this JobManager stopped leading meanwhile) under the next leader.
-    if (this.fence.leads && this.fence.epoch === epoch) this.scheduler.submit({ ...submission, firstCheckpointId: firstCheckpointId(epoch) }, { seq, submitted });
+    if (this.fence.leads && this.fence.epoch === epoch) this.scheduler.submit({ ...submission, firstCheckpointId: firstCheckpointId(epoch), firstAttempt: firstAttempt(epoch) }, { seq, submitted });
     return id;
   }
 
@@ -357,4 +357,9 @@ export class JobManager {
 /** The first checkpoint id of a leader at `epoch`: above every id of the leaders before it. */
 function firstCheckpointId(epoch: number): number {
   return epoch * 2 ** 32 + 1;
+}
+
+/** The first attempt of a subtask a leader at `epoch` deploys: above every attempt of the leaders before it. */
+function firstAttempt(epoch: number): number {
+  return epoch * 2 ** 20;
 }

@@ -38,3 +38,14 @@ test('a job short of slots keeps the graph of its first pass, placed again on th
   expect(graph!.slotOwners).toEqual(['tm-1', 'tm-2']);
   expect(graph!.verticesOf('b').map((v) => v.taskManagerId)).toEqual(['tm-1', 'tm-2']);
 });
+
+test("a job a leader submits starts its subtasks at the leader's first attempt, which a restart goes on from", () => {
+  const validated = validatedJob(DEFINITION, 2);
+  const firstAttempt = 3 * 2 ** 20;
+  const job = createJob(1, { name: 'two', validated, ref: { builtin: 'x', params: {} }, parallelism: 2, exchange: partitionType('pipelined'), compression: null, bufferTimeout: 100, restart: DEFAULT_RESTART, firstAttempt });
+  const graph = allocateSlots(job, registry([taskManager(1, 2)]))!;
+  expect([...graph.vertices.values()].map((v) => v.attempt)).toEqual([firstAttempt, firstAttempt, firstAttempt, firstAttempt]);
+  const vertex = graph.verticesOf('a')[0];
+  vertex.newAttempt();
+  expect(vertex.attempt).toBe(firstAttempt + 1);
+});

@@ -21,7 +21,7 @@ type Sink = RedisStreamSinkDefinition;
 const WHO = 'the Redis stream sink';
 
 /** An entry as XADD takes it: field, value, field, value, ... */
-type FlatEntry = (string | Buffer)[];
+type FlatEntry = (string | Uint8Array)[];
 
 /** What a checkpoint stores of a Redis stream sink: the job that prepared it (its commit key's) and the entries written since the last checkpoint. */
 export interface RedisStreamTransaction extends SinkTransaction {
@@ -72,6 +72,11 @@ export function entryFields(record: unknown): FlatEntry {
   }
   if (flat.length === 0) throw new SpillwayError('SPW_ERR_SINK_RECORD', `${WHO} cannot write an entry of no field: ${JSON.stringify(record)}`);
   return flat;
+}
+
+/** An entry as ioredis takes it: its bytes as Buffers (a restored entry's may have come back as other views). */
+function redisValues(entry: FlatEntry): (string | Buffer)[] {
+  return entry.map((v) => (typeof v === 'string' || Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength)));
 }
 
 function fieldValue(value: unknown): string | Buffer {
@@ -125,7 +130,7 @@ class RedisStreamWriter extends TwoPhaseCommitSink<RedisStreamTransaction> {
   /** Sends the entries in one pipeline. */
   protected async writeThrough(transaction: RedisStreamTransaction): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const entry of transaction.entries) pipeline.xadd(this.sink.stream, ...this.xaddHead(), ...entry);
+    for (const entry of transaction.entries) pipeline.xadd(this.sink.stream, ...this.xaddHead(), ...redisValues(entry));
     this.checkReplies(await this.send(() => pipeline.exec()));
   }
 
@@ -159,7 +164,7 @@ class RedisStreamWriter extends TwoPhaseCommitSink<RedisStreamTransaction> {
           throw new SpillwayError('SPW_ERR_SINK_IO', `${WHO} cannot write to ${this.sink.stream} at ${redactUrl(this.sink.url)}: it holds a ${type}, not a stream`);
         }
         const multi = this.redis.multi();
-        for (const entry of transaction.entries) multi.xadd(this.sink.stream, ...this.xaddHead(), ...entry);
+        for (const entry of transaction.entries) multi.xadd(this.sink.stream, ...this.xaddHead(), ...redisValues(entry));
         multi.set(key, String(checkpointId));
         return multi.exec();
       });

@@ -38,6 +38,12 @@ export interface JobSubmission {
    * pending file or sink commit of one leader's checkpoint is taken for another's.
    */
   firstCheckpointId?: number;
+  /**
+   * The first attempt of each of its subtasks (with HA: the leader's epoch times 2^20), so
+   * that a task a new leader deploys is never taken for one an earlier leader deployed that
+   * still runs: their hidden sink files, partitions and executions have different names.
+   */
+  firstAttempt?: number;
 }
 
 /** Regions reset for a restart, deployed again once the restart delay passed and their slots are on live TaskManagers. */

@@ -94,6 +94,8 @@ export class ExecutionGraph {
     readonly job: JobReference,
     taskManagers: TaskManagerInfo[],
     readonly bufferTimeout: number,
+    /** The attempt its subtasks start at (JobSubmission.firstAttempt). */
+    firstAttempt = 0,
   ) {
     this.stages = validated.stages;
     const parallelism = (this.parallelism = validated.parallelism);
@@ -113,6 +115,7 @@ export class ExecutionGraph {
       const vertices: ExecutionVertex[] = [];
       for (let subtask = 0; subtask < p; subtask++) {
         const vertex = new ExecutionVertex(`${jobId}.${stage.name}.${subtask}`, stage.name, subtask, p, this.slotOwners[subtask]);
+        vertex.attempt = firstAttempt;
         this.vertices.set(vertex.taskId, vertex);
         vertices.push(vertex);
         this.bySlot[subtask].push(vertex);

@@ -19,7 +19,7 @@ export function allocateSlots(job: Job, registry: Pick<TaskManagerRegistry, 'ava
 
 function placed(job: Job, taskManagers: TaskManagerInfo[]): ExecutionGraph {
   if (job.plan === null) {
-    job.plan = new ExecutionGraph(job.id, job.validated, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout);
+    job.plan = new ExecutionGraph(job.id, job.validated, job.exchange, job.compression, job.ref, taskManagers, job.bufferTimeout, job.firstAttempt);
   } else {
     job.plan.place(taskManagers);
   }

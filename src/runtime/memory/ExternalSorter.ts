@@ -1,4 +1,3 @@
-import type { Unpackr } from 'msgpackr';
 import type { KeyFn } from '../../job/KeyFn.js';
 import { copyBytes } from '../../network/buffer/Bytes.js';
 import { naturalOrder } from '../../keys/KeyOrder.js';
@@ -39,7 +38,7 @@ type KeyKind = 'number' | 'string' | 'mixed';
  */
 export class ExternalSorter {
   private readonly packr = recordPackr();
-  private readonly unpackr: Unpackr = recordUnpackr();
+  private readonly unpackr = recordUnpackr();
   private readonly chunkBytes: number;
   private readonly blockBytes: number;
   private chunks: Buffer[] = [];

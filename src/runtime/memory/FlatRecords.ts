@@ -7,7 +7,7 @@
  * Buffer, and the copy out of it, cost more than the packing. Anything else (objects,
  * nested arrays, undefined, bigints) is left to msgpackr: flatSize() answers -1.
  */
-import type { Packr } from 'msgpackr';
+import type { RecordPacker } from './RecordPacker.js';
 
 /** msgpack's fixarray holds up to 15 elements; longer records are left to msgpackr. */
 const MAX_FLAT_LENGTH = 15;
@@ -163,7 +163,7 @@ function packString(value: string, bytes: number, target: Buffer, at: number): n
 }
 
 /** The packed size of any record: flatSize(), or what `packr` makes of it. */
-export function packedSize(record: unknown, packr: Packr): number {
+export function packedSize(record: unknown, packr: RecordPacker): number {
   const size = flatSize(record);
   return size >= 0 ? size : packr.pack(record).length;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Packr } from 'msgpackr';
 import { collectGarbage } from './HeapCollector.js';
+import type { RecordPacker } from './RecordPacker.js';
 import { SpillWriter } from './SpillFile.js';
 import { SpillwayError } from '../../errors/Errors.js';
 import type { OperatorMemory } from './OperatorMemory.js';
@@ -88,7 +88,7 @@ export class ManagedMemory implements OperatorMemory {
    * A writer of a new file in the task's spill folder (`kind` names the operator); what
    * it writes counts in spilledBytes, and release() closes it if its operator did not.
    */
-  newSpillWriter(kind: string, blockBytes: number, packr?: Packr): SpillWriter {
+  newSpillWriter(kind: string, blockBytes: number, packr?: RecordPacker): SpillWriter {
     const writer = new SpillWriter(this.newSpillPath(kind), {
       packr,
       blockBytes,

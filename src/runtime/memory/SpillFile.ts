@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { crc32 } from '@node-rs/crc32';
 import { Packr, Unpackr } from 'msgpackr';
+import type { RecordPacker, RecordUnpacker } from './RecordPacker.js';
 import { copyBytes } from '../../network/buffer/Bytes.js';
 import { flatSize, packFlat } from './FlatRecords.js';
 import { SpillwayError } from '../../errors/Errors.js';
@@ -40,12 +41,12 @@ export class SpillError extends SpillwayError {
 }
 
 /** The Packr of what spills: plain per-record packing, self-contained, so records can be reordered. */
-export function recordPackr(): Packr {
+export function recordPackr(): RecordPacker {
   return new Packr();
 }
 
 /** Reads what a recordPackr() packed; buffers are copied out, so a read buffer can be reused. */
-export function recordUnpackr(): Unpackr {
+export function recordUnpackr(): RecordUnpacker {
   return new Unpackr({ copyBuffers: true });
 }
 
@@ -53,7 +54,7 @@ export type { SpillFile } from './OperatorMemory.js';
 
 /** How a SpillWriter writes, and whom it tells. */
 export interface SpillWriterOptions {
-  packr?: Packr;
+  packr?: RecordPacker;
   /** Default SPILL_BLOCK_BYTES. */
   blockBytes?: number;
   /** Told the size of every block written. */
@@ -74,7 +75,7 @@ export class SpillWriter implements SpillOutput {
   private count = 0;
   private records = 0;
   private bytes = 0;
-  private readonly packr: Packr;
+  private readonly packr: RecordPacker;
 
   constructor(
     readonly path: string,
@@ -86,7 +87,7 @@ export class SpillWriter implements SpillOutput {
   }
 
   /** Appends a record packed with a recordPackr(), copied from `source` between `start` and `end`. */
-  addPacked(source: Buffer, start = 0, end = source.length): void {
+  addPacked(source: Uint8Array, start = 0, end = source.length): void {
     const length = end - start;
     this.reserve(length);
     // Records are mostly a few dozen bytes: a loop beats Buffer.copy's native call.
@@ -170,7 +171,7 @@ export class SpillReader {
 
   constructor(
     readonly file: SpillFile,
-    private readonly unpackr: Unpackr = recordUnpackr(),
+    private readonly unpackr: RecordUnpacker = recordUnpackr(),
   ) {
     try {
       this.fd = fs.openSync(file.path, 'r');
