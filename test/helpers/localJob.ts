@@ -61,9 +61,10 @@ export interface LocalJob extends LocalJobRun {
   /**
    * Takes checkpoint `id` (unaligned if asked): triggered at the sources, resolved with
    * every task's acknowledgement once all came (then every task is told it completed),
-   * rejected if a task declines it.
+   * rejected if a task declines it, or after CHECKPOINT_TIMEOUT_MS unless `sourcesRunning`
+   * (asked from inside the job, a trigger cannot be lost).
    */
-  checkpoint(id: number, options?: { unaligned?: boolean; stop?: boolean }): Promise<LocalCheckpoint>;
+  checkpoint(id: number, options?: { unaligned?: boolean; stop?: boolean; sourcesRunning?: boolean }): Promise<LocalCheckpoint>;
   cancel(): void;
 }
 
@@ -202,14 +203,16 @@ export function startLocalJob(job: JobDefinition, options: LocalJobOptions): Loc
     cancel: () => {
       for (const task of tasks) task.cancel();
     },
-    checkpoint: async (id, { unaligned = false, stop = false } = {}) => {
+    checkpoint: async (id, { unaligned = false, stop = false, sourcesRunning = false } = {}) => {
       const taken = new Promise<Map<string, CheckpointAck>>((resolve, reject) => acks.set(id, { acks: new Map(), resolve, reject }));
       const snapshots = new Map([...assigners].map(([stage, assigner]) => [stage, assigner.snapshotAndHold(width(stages.find((s) => s.name === stage)!))]));
       const barrier = { id, timestamp: Date.now(), unaligned, savepoint: stop, stop };
       for (const task of sources) task.onCheckpoint({ type: 'trigger', barrier });
       // As the coordinator's timeout: a trigger that reached a source before it ran is lost, and its checkpoint aborted.
+      // One asked while the sources are known to run (`sourcesRunning`) cannot be lost: it waits for its acks however loaded the machine.
       let timer: NodeJS.Timeout | undefined;
       const expired = new Promise<never>((_, reject) => {
+        if (sourcesRunning) return;
         timer = setTimeout(() => reject(new SpillwayError('SPW_ERR_CHECKPOINT_FAILED', `checkpoint ${id} did not complete within ${CHECKPOINT_TIMEOUT_MS} ms`)), CHECKPOINT_TIMEOUT_MS);
       });
       const all = await Promise.race([taken, expired]).catch((error: unknown) => {

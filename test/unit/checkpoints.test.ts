@@ -118,7 +118,7 @@ describe('checkpoints in one process: a task crash between two runs loses and du
       let taken: Promise<LocalCheckpoint> | undefined;
       const first = startLocalJob(
         windowedJob(folder, 1, 1000, () => {
-          if (++seen === 100) taken = first.checkpoint(1, { unaligned: true });
+          if (++seen === 100) taken = first.checkpoint(1, { unaligned: true, sourcesRunning: true });
         }),
         options,
       );
