@@ -20,7 +20,7 @@ import { killHard, processOf, waitUntil, type JobDetails } from './failover.js';
 import { eventually, sleep } from './eventually.js';
 import { result, submitJob, taskManagers, uploadModule, waitFor } from './jobs.js';
 import * as reference from './nexmarkReference.js';
-import { drop, RUNNING_COUNT } from './keyedCounts.js';
+import { drop, redisCountsModule, RUNNING_COUNT } from './keyedCounts.js';
 import { postgresScope, redisScope } from './services.js';
 
 const TASK_MANAGERS = 2;
@@ -140,21 +140,6 @@ function caughtUp(dir: string, expected: ReadonlyMap<string, number>): boolean {
   return [...expected].every(([word, n]) => (updates.get(word) ?? []).includes(n));
 }
 
-/** A running count per `key` field of unbounded Redis streams, each update inserted into PostgreSQL as a row (no key: a row written twice would stay). */
-function redisToPostgresModule(redis: string, streams: readonly string[], postgres: string): string {
-  return `import { JobBuilder } from 'spillway';
-const job = new JobBuilder('redis-counts');
-job
-  .readRedisStream({ url: ${JSON.stringify(redis)}, streams: ${JSON.stringify(streams)}, bounded: false, batchSize: 100 })
-  .map((entry) => entry.fields.key)
-  .keyBy((key) => key)
-  .process(${RUNNING_COUNT})
-  .map(([key, n]) => ({ key, n }))
-  .writePostgres({ url: ${JSON.stringify(postgres)}, table: 'updates', columns: ['key', 'n'] });
-export default job.build();
-`;
-}
-
 /** The three jobs under kills, in `mode`, on a cluster of the calling file's own. */
 export function exactlyOnceTests(mode: 'aligned' | 'unaligned'): void {
   const test = clusterTest({
@@ -250,7 +235,7 @@ export function exactlyOnceTests(mode: 'aligned' | 'unaligned'): void {
       await pg.client.query('CREATE TABLE updates (key text, n integer)');
       const expected = new Map<string, number>();
       await expectSlotsFree();
-      const id = await submitJob(url, { module: await uploadModule(url, redisToPostgresModule(redis.url, streams, pg.url)), parallelism: 4, checkpoints: checkpoints(mode, `redis-${mode}`) });
+      const id = await submitJob(url, { module: await uploadModule(url, redisCountsModule('redis-counts', redis.url, streams, pg.url)), parallelism: 4, checkpoints: checkpoints(mode, `redis-${mode}`) });
       let stopped = false;
       try {
         await waitUntil(url, id, (j) => j.state === JobState.RUNNING, 'running', 30_000);

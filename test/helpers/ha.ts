@@ -17,7 +17,7 @@ import { callJson } from '../../src/rpc/HttpClient.js';
 import { eventually, sleep } from './eventually.js';
 import type { JobDetails } from './failover.js';
 import { submitJob, uploadModule } from './jobs.js';
-import { RUNNING_COUNT } from './keyedCounts.js';
+import { redisCountsModule } from './keyedCounts.js';
 import { postgresScope, redisScope, type PostgresScope, type RedisScope } from './services.js';
 
 /** vitest's `test` with a Redis key prefix and a PostgreSQL schema of the test's own. */
@@ -31,21 +31,6 @@ export const haTest = base
 export interface Roles {
   role: 'leader' | 'standby';
   leader: { url: string; epoch: number; since: number } | null;
-}
-
-/** A running count per `key` field of unbounded Redis streams, each update inserted as a row into `updates` (no key: a row written twice stays). */
-function countingModule(redis: string, streams: readonly string[], postgres: string): string {
-  return `import { JobBuilder } from 'spillway';
-const job = new JobBuilder('ha-counts');
-job
-  .readRedisStream({ url: ${JSON.stringify(redis)}, streams: ${JSON.stringify(streams)}, bounded: false, batchSize: 100 })
-  .map((entry) => entry.fields.key)
-  .keyBy((key) => key)
-  .process(${RUNNING_COUNT})
-  .map(([key, n]) => ({ key, n }))
-  .writePostgres({ url: ${JSON.stringify(postgres)}, table: 'updates', columns: ['key', 'n'] });
-export default job.build();
-`;
 }
 
 /** Entries added to the streams in batches (paced: 100 every 100 ms) while the test does its worst; their reference counts per key. */
@@ -161,7 +146,7 @@ export async function startCounting(cluster: LocalCluster, redis: RedisScope, po
   await postgres.client.query('CREATE TABLE updates (key text, n integer)');
   const streams = ['s0', 's1'].map((name) => redis.key(name));
   const url = cluster.jobManagerUrls[await awaitLeader(cluster)];
-  const module = await uploadModule(url, countingModule(redis.url, streams, postgres.url));
+  const module = await uploadModule(url, redisCountsModule('ha-counts', redis.url, streams, postgres.url));
   const id = await submitJob(url, { module, parallelism: 2, checkpoints: { interval: 500, timeout: 5000, tolerableFailures: 1000, retain: 2 } });
   return { id, producer: new Producer(redis, streams) };
 }

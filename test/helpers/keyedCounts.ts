@@ -106,3 +106,18 @@ export async function savepoint(url: string, id: string, directory: string, stop
     return status.status !== 'IN_PROGRESS' && status;
   });
 }
+
+/** A job `name` keeping a running count per `key` field of unbounded Redis streams, each update inserted into PostgreSQL's `updates` as a row (no key: a row written twice would stay). */
+export function redisCountsModule(name: string, redis: string, streams: readonly string[], postgres: string): string {
+  return `import { JobBuilder } from 'spillway';
+const job = new JobBuilder(${JSON.stringify(name)});
+job
+  .readRedisStream({ url: ${JSON.stringify(redis)}, streams: ${JSON.stringify(streams)}, bounded: false, batchSize: 100 })
+  .map((entry) => entry.fields.key)
+  .keyBy((key) => key)
+  .process(${RUNNING_COUNT})
+  .map(([key, n]) => ({ key, n }))
+  .writePostgres({ url: ${JSON.stringify(postgres)}, table: 'updates', columns: ['key', 'n'] });
+export default job.build();
+`;
+}
