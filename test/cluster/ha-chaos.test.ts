@@ -14,7 +14,7 @@ import { callJson } from '../../src/rpc/HttpClient.js';
 import type { TaskManagerStatus } from '../../src/rpc/ControlPlane.js';
 import { eventually } from '../helpers/eventually.js';
 import { killHard } from '../helpers/failover.js';
-import { awaitCheckpoint, awaitLeader, completedCheckpoints, expectExactlyOnce, expectRunning, haCluster, haTest, startCounting } from '../helpers/ha.js';
+import { awaitCheckpoint, awaitLeader, awaitRunning, completedCheckpoints, expectExactlyOnce, expectRunning, haCluster, haTest, startCounting } from '../helpers/ha.js';
 import { taskManagers, waitFor } from '../helpers/jobs.js';
 
 const ROUNDS = 6;
@@ -59,7 +59,7 @@ haTest('chaos: the leader and a TaskManager SIGKILLed in turn, three times each:
         { timeoutMs: 60_000, everyMs: 100 },
       );
     }
-    await expectRunning(cluster.jobManagerUrls[leader], id);
+    await awaitRunning(cluster.jobManagerUrls[leader], id);
   }
   const url = cluster.jobManagerUrls[leader];
   await awaitCheckpoint(url, id, await completedCheckpoints(url, id));

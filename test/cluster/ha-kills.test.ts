@@ -14,7 +14,7 @@ import { JobState } from '../../src/lifecycle/JobState.js';
 import { callJson } from '../../src/rpc/HttpClient.js';
 import { eventually } from '../helpers/eventually.js';
 import { killHard } from '../helpers/failover.js';
-import { awaitCheckpoint, awaitLeader, expectExactlyOnce, expectRunning, haCluster, haTest as test, roles, startCounting } from '../helpers/ha.js';
+import { awaitCheckpoint, awaitLeader, awaitRunning, expectExactlyOnce, expectRunning, haCluster, haTest as test, roles, startCounting } from '../helpers/ha.js';
 
 test('the leader SIGKILLed three times mid-job, a restarted one joining as standby each time: a new leader takes over, the job never fails, every count is committed once', async ({ redis, postgres, onTestFinished }) => {
   const cluster = await haCluster(postgres.url, onTestFinished);
@@ -38,7 +38,7 @@ test('the leader SIGKILLed three times mid-job, a restarted one joining as stand
       await cluster.restartHaJobManager(leader);
       expect((await roles(cluster.jobManagerUrls[leader])).role).toBe('standby');
       leader = next;
-      await expectRunning(cluster.jobManagerUrls[leader], id);
+      await awaitRunning(cluster.jobManagerUrls[leader], id);
     }
     await awaitCheckpoint(cluster.jobManagerUrls[leader], id);
     await producer.stop();

@@ -115,6 +115,23 @@ export async function awaitCheckpoint(url: string, id: string, after = 0, timeou
   );
 }
 
+/**
+ * Waits until the leader at `url` runs job `id` again after a leader change: a new leader loads
+ * the job as CREATED and deploys it once the TaskManagers have re-registered with it, so CREATED
+ * is the way there. A terminal state fails the wait at once: the job must never fail.
+ */
+export async function awaitRunning(url: string, id: string, timeoutMs = 60_000): Promise<void> {
+  await eventually(
+    `job ${id}: RUNNING under the leader ${url}`,
+    async () => {
+      const job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
+      if (JobState.isTerminal(job.state)) expect.fail(`job ${id} ${job.state} under the leader ${url}: ${job.error ?? ''}`);
+      return job.state === JobState.RUNNING;
+    },
+    { timeoutMs, everyMs: 50 },
+  );
+}
+
 /** The job as the leader shows it; it must be RUNNING. */
 export async function expectRunning(url: string, id: string): Promise<void> {
   const job = await callJson<JobDetails>('GET', `${url}/jobs/${id}`);
