@@ -74,7 +74,12 @@ const NEXMARK_PROPORTIONS: Record<string, string> = { 'person.proportion': '1', 
  * The table's source, as rows of its physical columns. `columns`: the names the statement
  * uses (a reader of columns reads only these; the others are null).
  */
-export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlySet<string> | undefined): Stream<Row> {
+/**
+ * A table's rows as its source gives them. `spare`: slots a row leaves for the table's computed
+ * columns, which a source that makes its rows itself allocates with them (growing a row by one
+ * copies it).
+ */
+export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlySet<string> | undefined, spare = 0): Stream<Row> {
   const o = connectorOptions(table);
   const columns = physicalColumns(table);
   const names = columns.map((c) => c.name);
@@ -88,7 +93,7 @@ export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlyS
       const rate = numberOption(table, o, 'first-event.rate');
       const seed = numberOption(table, o, 'seed') ?? 0;
       const source = job.nexmark({ events: events === undefined || events === 0 ? undefined : events, rate: rate === undefined || rate === 0 ? undefined : rate, seed });
-      return source.map(nexmarkRow(names)) as unknown as Stream<Row>;
+      return source.map(nexmarkRow(names, spare)) as unknown as Stream<Row>;
     }
     case 'filesystem': {
       const path = option(table, o, 'path');
@@ -166,13 +171,15 @@ function datagenValue(type: SqlType, row: number, column: number): SqlValue {
   return `${column}-${row}`;
 }
 
-/** The datagen table's columns of a Nexmark event: event_type (0 person, 1 auction, 2 bid), person, auction, bid. */
-function nexmarkRow(names: readonly string[]): (e: NexmarkEvent) => Row {
+/** The datagen table's columns of a Nexmark event: event_type (0 person, 1 auction, 2 bid), person, auction, bid; `spare` slots after them. */
+function nexmarkRow(names: readonly string[], spare: number): (e: NexmarkEvent) => Row {
   const at = (name: string): number => names.findIndex((n) => n.toLowerCase() === name);
   const [type, person, auction, bid] = [at('event_type'), at('person'), at('auction'), at('bid')];
-  const width = names.length;
+  const width = names.length + spare;
   return (e) => {
-    const row = new Array<SqlValue>(width).fill(null);
+    // Sized once and every slot written: a filled or grown array costs several times as much.
+    const row = new Array<SqlValue>(width);
+    for (let i = 0; i < width; i++) row[i] = null;
     if (e.type === 'person') {
       if (type >= 0) row[type] = 0;
       if (person >= 0) row[person] = e.person as unknown as SqlValue;

@@ -169,9 +169,9 @@ export class Planner {
   /** A table's rows: its source, its computed columns, its watermark. `where`: the conjuncts over it, for the source's predicate. */
   private scan(table: CatalogTable, qualifier: string, where: readonly Expr[]): Rel {
     const physical = physicalColumns(table);
-    let stream = sourceRows(this.o.job, table, this.o.used) as AnyStream;
-    const fields: Field[] = physical.map((c) => ({ name: c.name, qualifier, type: c.type }));
     const computed = table.columns.filter((c) => c.expr !== undefined);
+    let stream = sourceRows(this.o.job, table, this.o.used, computed.length) as AnyStream;
+    const fields: Field[] = physical.map((c) => ({ name: c.name, qualifier, type: c.type }));
     if (computed.length > 0) {
       const planner = new Planner(this.o, table.text);
       const codes: string[] = [];
@@ -181,7 +181,8 @@ export class Planner {
         codes.push(code);
         fields.push({ name: c.name, qualifier, type });
       }
-      const extend = toFunction(`(r.push(${codes.join(', ')}), r)`, this.o.udfs) as (r: Row) => Row;
+      // Written into their slots (a source may have made them), not pushed.
+      const extend = toFunction(`(${codes.map((code, i) => `r[${physical.length + i}] = ${code}`).join(', ')}, r)`, this.o.udfs) as (r: Row) => Row;
       stream = (stream as Stream<Row>).map(extend) as AnyStream;
     }
     let watermark = '';
