@@ -11,6 +11,7 @@ import type { InsertStatement, Query, Statement } from './parser/Ast.js';
 import { parseStatements } from './parser/Parser.js';
 import { type Change, physicalColumns, type Row, sinkTakesUpdates, writeSink } from './planner/Connectors.js';
 import { Planner, type Rel } from './planner/Planner.js';
+import { usedColumns } from './planner/UsedColumns.js';
 import { SqlError } from './SqlError.js';
 import { externalValue } from './Types.js';
 import { DEFAULT_TIME_ZONE } from './TimeZone.js';
@@ -130,22 +131,6 @@ function collectRows(rel: Rel, timeZone: string): void {
   };
   const objects = rel.updating ? rel.stream.map((c) => ({ op: (c as unknown as Change).op, row: external((c as unknown as Change).row) })) : rel.stream.map(external);
   (objects as unknown as Stream<Record<string, string>>).collect();
-}
-
-/** Column names a statement names, lower-cased; undefined where it selects `*` (every column is used). */
-function usedColumns(statement: Statement): Set<string> | undefined {
-  const used = new Set<string>();
-  let star = false;
-  JSON.stringify(statement, (key, value: unknown) => {
-    if (value && typeof value === 'object' && 'k' in value) {
-      const node = value as { k: string; parts?: string[]; timeColumn?: string };
-      if (node.k === 'star') star = true;
-      if (node.k === 'col') for (const part of node.parts!) used.add(part.toLowerCase());
-      if (node.k === 'tvf') used.add(node.timeColumn!.toLowerCase());
-    }
-    return value;
-  });
-  return star ? undefined : used;
 }
 
 type UserFn = (...args: unknown[]) => unknown;

@@ -25,6 +25,7 @@ import { windowTopN } from '../runtime/WindowTopN.js';
 import { readBoundedRows } from './LookupSource.js';
 import { accumulator, type AggregateCall, bindAggregate, compareValues } from './Aggregates.js';
 import { type Change, isBoundedTable, physicalColumns, type Row, sourceRows } from './Connectors.js';
+import { pruneView, usedInView } from './UsedColumns.js';
 import { FUNCTIONS } from './Functions.js';
 import { AGGREGATES, andOf, canonical, columnsOf, compile, conjuncts, type Env, type Field, hasAggregate, resolveColumn, toFunction, toPredicate, toRowFunction, walk } from './Expressions.js';
 
@@ -159,7 +160,8 @@ export class Planner {
       const [parsed] = parseStatements(view.query);
       if (parsed === undefined || parsed.statement.k !== 'query') throw SqlError.at('SPW_ERR_SQL_TYPE', `view ${name} holds no query`, this.text, at);
       this.note(`View ${view.name}`);
-      return requalify(new Planner(this.o, view.query).plan(parsed.statement.query), qualifier);
+      const query = pruneView(parsed.statement.query, this.o.used);
+      return requalify(new Planner({ ...this.o, used: usedInView(this.o.used, query) }, view.query).plan(query), qualifier);
     }
     const table = this.o.catalog.table(name);
     if (table === undefined) throw SqlError.at('SPW_ERR_SQL_UNKNOWN_TABLE', `unknown table ${name}`, this.text, at);
