@@ -60,7 +60,7 @@ export const SQL: BenchSection = {
   about: "the Nexmark suite's SQL queries, events per second per core beside the built-in job of the same query (same run) and Flink 1.13",
   async run(quick) {
     const events = quick ? 100_000 : 1_000_000;
-    // 4 GiB each: a regular join keeps its inputs' whole rows (no column pruning yet), and q4's 1 M events hold about 340 MiB a task, past 1 GiB's share.
+    // 4 GiB each: a regular join keeps every row of both inputs in its state (q4's 1 M events held about 340 MiB a task before its views were pruned, past 1 GiB's share).
     return withCluster({ taskManagers: 2, slots: 1, managedMemory: '4gb' }, async (cluster) => {
       const figures: Figure[] = [];
       for (const query of QUERIES) {

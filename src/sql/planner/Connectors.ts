@@ -71,13 +71,10 @@ export function isBoundedTable(table: CatalogTable): boolean {
 const NEXMARK_PROPORTIONS: Record<string, string> = { 'person.proportion': '1', 'auction.proportion': '3', 'bid.proportion': '46' };
 
 /**
- * The table's source, as rows of its physical columns. `columns`: the names the statement
- * uses (a reader of columns reads only these; the others are null).
- */
-/**
- * A table's rows as its source gives them. `spare`: slots a row leaves for the table's computed
- * columns, which a source that makes its rows itself allocates with them (growing a row by one
- * copies it).
+ * The table's source, as rows of its physical columns. `used`: the names the statement uses (a
+ * reader of columns reads only these; the others are null). `spare`: slots a row leaves for the
+ * table's computed columns, which a source that makes its rows itself allocates with them
+ * (growing a row copies it).
  */
 export function sourceRows(job: JobBuilder, table: CatalogTable, used: ReadonlySet<string> | undefined, spare = 0): Stream<Row> {
   const o = connectorOptions(table);
